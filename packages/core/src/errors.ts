@@ -1,0 +1,175 @@
+/**
+ * Every error tasklane throws extends {@link TasklaneError} and carries a stable string
+ * `code`, so callers can branch on `err.code` without `instanceof` across package copies.
+ *
+ * Expected races (a lease lost, a job canceled) are *return values* of adapter calls, not
+ * exceptions. The lease errors below exist to abort a running handler's `ctx.signal`
+ * with a meaningful `reason`.
+ */
+export type ErrorCode =
+  | "CONFIG"
+  | "VALIDATION"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED"
+  | "QUEUE_CLOSED"
+  | "QUEUE_FULL"
+  | "LOCK_LOST"
+  | "CANCELED"
+  | "TIMEOUT"
+  | "UNRECOVERABLE"
+  | "SHUTDOWN"
+  | "ADAPTER"
+  | "UNKNOWN_TASK";
+
+export class TasklaneError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Invalid configuration. `field` is the dotted path of the offending option. */
+export class ConfigError extends TasklaneError {
+  readonly field: string;
+  readonly value: unknown;
+  constructor(field: string, value: unknown, problem: string) {
+    super("CONFIG", `Invalid option ${field} = ${safeInspect(value)}: ${problem}`);
+    this.field = field;
+    this.value = value;
+  }
+}
+
+/** One issue reported by a schema validator. */
+export interface ValidationIssue {
+  message: string;
+  path: ReadonlyArray<PropertyKey>;
+}
+
+/** A payload failed its task's schema (at publish, or when a worker decodes it). */
+export class ValidationError extends TasklaneError {
+  readonly task: string;
+  readonly issues: ReadonlyArray<ValidationIssue>;
+  constructor(task: string, issues: ReadonlyArray<ValidationIssue>) {
+    const detail = issues
+      .slice(0, 5)
+      .map((i) => `${i.path.length > 0 ? i.path.map(String).join(".") : "(root)"}: ${i.message}`)
+      .join("; ");
+    super("VALIDATION", `Payload for task "${task}" failed its schema: ${detail}`);
+    this.task = task;
+    this.issues = issues;
+  }
+}
+
+/** The encoded payload (or the whole message, for a backend limit) is over the limit. */
+export class PayloadTooLargeError extends TasklaneError {
+  readonly sizeBytes: number;
+  readonly limitBytes: number;
+  constructor(what: string, sizeBytes: number, limitBytes: number) {
+    super(
+      "PAYLOAD_TOO_LARGE",
+      `${what} is ${sizeBytes} bytes encoded, over the limit of ${limitBytes} bytes`,
+    );
+    this.sizeBytes = sizeBytes;
+    this.limitBytes = limitBytes;
+  }
+}
+
+/** The adapter does not support a feature or a value (a delay longer than it can hold…). */
+export class UnsupportedError extends TasklaneError {
+  readonly adapter: string;
+  readonly feature: string;
+  constructor(adapter: string, feature: string, detail?: string) {
+    super(
+      "UNSUPPORTED",
+      `The ${adapter} adapter does not support ${feature}${detail ? `: ${detail}` : ""}`,
+    );
+    this.adapter = adapter;
+    this.feature = feature;
+  }
+}
+
+/** A call on a queue, adapter, client or worker that was already closed. */
+export class QueueClosedError extends TasklaneError {
+  constructor(what: string) {
+    super("QUEUE_CLOSED", `${what} is closed`);
+  }
+}
+
+/** A bounded queue is full (memory adapter `maxJobs`). Nothing of the batch was written. */
+export class QueueFullError extends TasklaneError {
+  readonly limit: number;
+  constructor(queue: string, limit: number) {
+    super("QUEUE_FULL", `Queue "${queue}" holds its maximum of ${limit} jobs`);
+    this.limit = limit;
+  }
+}
+
+/** The job's lease expired or was taken over: another worker may be running it now. */
+export class LockLostError extends TasklaneError {
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super("LOCK_LOST", `Lost the lease on job ${jobId}`);
+    this.jobId = jobId;
+  }
+}
+
+/** The job was canceled while it ran. */
+export class CanceledError extends TasklaneError {
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super("CANCELED", `Job ${jobId} was canceled`);
+    this.jobId = jobId;
+  }
+}
+
+/** The job ran past its task's `timeLimitMs`. Counts as a failure (retried if attempts remain). */
+export class TimeoutError extends TasklaneError {
+  readonly timeLimitMs: number;
+  constructor(task: string, timeLimitMs: number) {
+    super("TIMEOUT", `Task "${task}" exceeded its time limit of ${timeLimitMs} ms`);
+    this.timeLimitMs = timeLimitMs;
+  }
+}
+
+/** Throw from a handler to fail the job at once, without retries. */
+export class UnrecoverableError extends TasklaneError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("UNRECOVERABLE", message, options);
+  }
+}
+
+/** The worker is stopping and its grace period ran out; the job is handed back. */
+export class ShutdownError extends TasklaneError {
+  constructor() {
+    super("SHUTDOWN", "The worker is shutting down");
+  }
+}
+
+/** An infrastructure failure in the backend (connection, protocol, unexpected reply). */
+export class AdapterError extends TasklaneError {
+  readonly adapter: string;
+  constructor(adapter: string, message: string, options?: ErrorOptions) {
+    super("ADAPTER", `[${adapter}] ${message}`, options);
+    this.adapter = adapter;
+  }
+}
+
+/** A job names a task this client or worker does not know. */
+export class UnknownTaskError extends TasklaneError {
+  readonly task: string;
+  constructor(task: string) {
+    super("UNKNOWN_TASK", `Unknown task "${task}"`);
+    this.task = task;
+  }
+}
+
+function safeInspect(value: unknown): string {
+  try {
+    const s = typeof value === "string" ? JSON.stringify(value) : String(JSON.stringify(value));
+    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  } catch {
+    return String(value);
+  }
+}
