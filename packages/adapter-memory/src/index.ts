@@ -1,0 +1,8 @@
+export { createManualClock, type ManualClock } from "@tasklane/core";
+export {
+  createMemoryAdapter,
+  type MemoryAdapter,
+  type MemoryAdapterOptions,
+  memoryCapabilities,
+} from "./memory-adapter.ts";
+export type { MemoryQueue } from "./memory-queue.ts";

@@ -1,0 +1,65 @@
+import type { JobError, JobEvent, JobState, NewJob } from "@tasklane/core";
+
+/**
+ * A node of an intrusive, circular, doubly linked list. Job records are nodes; so are each
+ * list's root sentinel and the cursors that `list()` parks inside a list while it pages.
+ */
+export class ListNode {
+  prev: ListNode;
+  next: ListNode;
+  /** Value of the queue's entry counter when this node entered its list (0 for sentinels). */
+  entrySeq = 0;
+  /** False for root sentinels and cursors. */
+  readonly isJob: boolean;
+
+  constructor(isJob: boolean) {
+    this.prev = this;
+    this.next = this;
+    this.isJob = isJob;
+  }
+}
+
+/** Everything the memory adapter stores about one job. Mutated in place on every transition. */
+export class JobRecord extends ListNode {
+  readonly id: string;
+  readonly task: string;
+  readonly payload: string;
+  readonly appData: string | undefined;
+  readonly priority: number;
+  readonly publishedAt: number;
+  /** Put order inside the queue: the last ordering key. */
+  readonly seq: number;
+  state: JobState;
+  /** When the job is (or became) due: runAt, put time, expiry of a stalled lease, … */
+  dueAt: number;
+  /** Deliveries so far (incremented by reserve, decremented by an uncounted release). */
+  attempt = 0;
+  /** Lease expiries so far. */
+  stalls = 0;
+  /** Fencing token of the current (or last) reservation; "" before the first one. */
+  token = "";
+  /** Lease end of the current reservation (meaningful while active). */
+  expiresAt = 0;
+  reservedAt = 0;
+  finishedAt: number | undefined = undefined;
+  /** True when the job was canceled while active: its holder gets "canceled", not "lost". */
+  canceledWhileActive = false;
+  error: JobError | undefined = undefined;
+  history: JobEvent[] | undefined = undefined;
+  /** Position in whichever heap holds the job (ready, delayed or leases); -1 when none. */
+  heapIndex = -1;
+
+  constructor(job: NewJob, seq: number, state: JobState, dueAt: number) {
+    super(true);
+    this.id = job.id;
+    this.task = job.task;
+    this.payload = job.payload;
+    this.appData = job.appData;
+    this.priority =
+      typeof job.priority === "number" && Number.isFinite(job.priority) ? job.priority : 0;
+    this.publishedAt = job.publishedAt;
+    this.seq = seq;
+    this.state = state;
+    this.dueAt = dueAt;
+  }
+}

@@ -1,0 +1,178 @@
+import {
+  type Adapter,
+  type AdapterEvent,
+  type Capabilities,
+  type Clock,
+  ConfigError,
+  QueueClosedError,
+  type QueueOptions,
+  systemClock,
+} from "@tasklane/core";
+import { type AdapterShared, type MemoryQueue, MemoryQueueImpl } from "./memory-queue.ts";
+
+export interface MemoryAdapterOptions {
+  /**
+   * Source of time and timers: every time read (due-ness, lease expiry, retention, stats
+   * days) and every timer (long-poll deadlines and wake-ups) goes through it. Pass
+   * `createManualClock()` in tests to move an hour forward instantly.
+   * Default: `systemClock` from `@tasklane/core` (wall clock, unref'd timers).
+   */
+  clock?: Clock;
+  /**
+   * Most pending jobs (waiting + delayed + active) one queue holds; a put batch whose new
+   * jobs do not fit is refused whole with `QueueFullError`, writing nothing. Finished jobs
+   * do not count: the queue's retention policy bounds them. Unit: jobs. Default 1_000_000.
+   */
+  maxJobs?: number;
+}
+
+/** The memory adapter: every optional method is present. */
+export interface MemoryAdapter extends Adapter {
+  queue(name: string, options: QueueOptions): Promise<MemoryQueue>;
+  subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
+}
+
+const DEFAULT_MAX_JOBS = 1_000_000;
+/** 100 years: effectively unbounded, and still exact in epoch-ms doubles. */
+const LONG_MS = 100 * 365 * 86_400_000;
+
+/** What the memory adapter can do: everything, exactly, to the millisecond. */
+export const memoryCapabilities: Readonly<Capabilities> = Object.freeze({
+  maxBatch: 10_000,
+  maxDelayMs: LONG_MS,
+  maxLeaseMs: LONG_MS,
+  maxWaitMs: 2_147_483_647,
+  timeResolutionMs: 1,
+  exactCounts: true,
+  priorities: true,
+  dedup: true,
+  fencing: true,
+  get: true,
+  list: true,
+  count: true,
+  cancel: true,
+  cancelActive: true,
+  retryFailed: true,
+  delete: true,
+  pause: true,
+  subscribe: true,
+  stats: true,
+  history: true,
+  retention: true,
+  maxConcurrency: true,
+});
+
+/**
+ * An in-process adapter: heap-ordered queues in memory, lazy lease reclaim and at most
+ * one timer per queue, driven by an injectable clock. The embedded default and the
+ * adapter for unit tests.
+ *
+ * @example
+ * const clock = createManualClock();
+ * const adapter = createMemoryAdapter({ clock });
+ * const queue = await adapter.queue("emails", { maxStalls: 1, historyLimit: 20 });
+ */
+export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryAdapter {
+  const clock = options.clock ?? systemClock;
+  if (
+    typeof clock !== "object" ||
+    clock === null ||
+    typeof clock.now !== "function" ||
+    typeof clock.setTimeout !== "function" ||
+    typeof clock.clearTimeout !== "function"
+  ) {
+    throw new ConfigError("clock", clock, "must be a Clock (now, setTimeout, clearTimeout)");
+  }
+  const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
+  if (!Number.isInteger(maxJobs) || maxJobs < 1) {
+    throw new ConfigError("maxJobs", maxJobs, "must be a positive integer");
+  }
+
+  const listeners = new Set<(event: AdapterEvent) => void>();
+  const queues = new Map<string, MemoryQueueImpl>();
+  const shared: AdapterShared = {
+    clock,
+    maxJobs,
+    maxBatch: memoryCapabilities.maxBatch,
+    closed: false,
+    emit(event) {
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // A failing listener must not break the cancel that emitted the event, nor
+          // the listeners after it.
+        }
+      }
+    },
+  };
+  const checkOpen = (): void => {
+    if (shared.closed) throw new QueueClosedError("memory adapter");
+  };
+
+  return {
+    name: "memory",
+    capabilities: memoryCapabilities,
+
+    async queue(name, queueOptions) {
+      checkOpen();
+      if (typeof name !== "string" || name.length === 0) {
+        throw new ConfigError("name", name, "must be a non-empty string");
+      }
+      validateQueueOptions(queueOptions);
+      let queue = queues.get(name);
+      if (queue === undefined) {
+        queue = new MemoryQueueImpl(name, queueOptions, shared);
+        queues.set(name, queue);
+      } else {
+        queue.configure(queueOptions);
+      }
+      return queue;
+    },
+
+    async subscribe(listener) {
+      checkOpen();
+      // Wrapped so that one function subscribed twice gets two independent subscriptions.
+      const wrapped = (event: AdapterEvent): void => listener(event);
+      listeners.add(wrapped);
+      return async () => {
+        listeners.delete(wrapped);
+      };
+    },
+
+    async close() {
+      if (shared.closed) return;
+      shared.closed = true;
+      listeners.clear();
+      for (const queue of queues.values()) queue.shutdown();
+    },
+  };
+}
+
+function validateQueueOptions(options: QueueOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigError("options", options, "must be an object");
+  }
+  if (!Number.isInteger(options.maxStalls) || options.maxStalls < 0) {
+    throw new ConfigError("maxStalls", options.maxStalls, "must be an integer >= 0");
+  }
+  if (!Number.isInteger(options.historyLimit) || options.historyLimit < 0) {
+    throw new ConfigError("historyLimit", options.historyLimit, "must be an integer >= 0");
+  }
+  const mc = options.maxConcurrency;
+  if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
+    throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
+  }
+  const retention = options.retention;
+  if (retention === undefined) return;
+  for (const state of ["succeeded", "failed", "canceled"] as const) {
+    const p = retention[state];
+    if (p === undefined) continue;
+    if (p.maxAgeMs !== undefined && !(p.maxAgeMs >= 0)) {
+      throw new ConfigError(`retention.${state}.maxAgeMs`, p.maxAgeMs, "must be a number >= 0");
+    }
+    if (p.maxCount !== undefined && (!Number.isInteger(p.maxCount) || p.maxCount < 0)) {
+      throw new ConfigError(`retention.${state}.maxCount`, p.maxCount, "must be an integer >= 0");
+    }
+  }
+}
