@@ -1,0 +1,64 @@
+import { ConfigError } from "../errors.ts";
+import { createHintedStride } from "./hinted-stride.ts";
+import { createLottery } from "./lottery.ts";
+import { createReducedLottery } from "./reduced-lottery.ts";
+import { createRoundRobin } from "./round-robin.ts";
+import type { RandomSource, Selector } from "./selector.ts";
+import { createStrictPriority } from "./strict-priority.ts";
+import { createWeightedFair } from "./weighted-fair.ts";
+
+/** The built-in selectors by name. */
+export const SELECTOR_NAMES = [
+  "reduced-lottery",
+  "lottery",
+  "strict-priority",
+  "round-robin",
+  "weighted-fair",
+  "hinted-stride",
+] as const;
+
+export type SelectorName = (typeof SELECTOR_NAMES)[number];
+
+export interface CreateSelectorOptions {
+  /**
+   * Randomness for the selectors that use it (lotteries, hinted-stride's phase).
+   * Default `Math.random`.
+   */
+  random?: RandomSource;
+}
+
+/**
+ * A new built-in selector by name. Selectors keep per-worker state (turns, passes): give
+ * each worker its own. Throws ConfigError (field "selector") for an unknown name.
+ */
+export function createSelector(
+  name: SelectorName | (string & {}),
+  options: CreateSelectorOptions = {},
+): Selector {
+  const random = options.random === undefined ? {} : { random: options.random };
+  switch (name) {
+    case "reduced-lottery":
+      return createReducedLottery(random);
+    case "lottery":
+      return createLottery(random);
+    case "strict-priority":
+      return createStrictPriority();
+    case "round-robin":
+      return createRoundRobin();
+    case "weighted-fair":
+      return createWeightedFair();
+    case "hinted-stride":
+      return createHintedStride(random);
+    default:
+      throw new ConfigError(
+        "selector",
+        name,
+        `unknown selector; expected one of ${SELECTOR_NAMES.join(", ")}`,
+      );
+  }
+}
+
+/** Whether `name` names a built-in selector. */
+export function isSelectorName(name: string): name is SelectorName {
+  return (SELECTOR_NAMES as ReadonlyArray<string>).includes(name);
+}
