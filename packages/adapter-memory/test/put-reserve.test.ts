@@ -1,0 +1,135 @@
+import { QueueClosedError, QueueFullError } from "@tasklane/core";
+import { describe, expect, it } from "vitest";
+import { createManualClock, createMemoryAdapter } from "../src/index.ts";
+import { job, now, START, setup } from "./helpers.ts";
+
+describe("put and reserve", () => {
+  it("hands out higher priority first, then earlier due time, then put order", async () => {
+    const { queue } = await setup();
+    await queue.put([
+      job("low-1", { priority: 0 }),
+      job("high-1", { priority: 5 }),
+      job("low-2", { priority: 0 }),
+      job("high-2", { priority: 5 }),
+      job("old-low", { priority: 0, runAt: START - 1000 }),
+      job("mid", { priority: 1 }),
+    ]);
+    const { jobs, ready } = await queue.reserve(now);
+    expect(jobs.map((j) => j.id)).toEqual(["high-1", "high-2", "mid", "old-low", "low-1", "low-2"]);
+    expect(ready).toBe(0);
+    expect(jobs[0]?.attempt).toBe(1);
+  });
+
+  it("takes at most limit jobs and reports how many are still ready", async () => {
+    const { queue } = await setup();
+    await queue.put([job("a"), job("b"), job("c")]);
+    const r = await queue.reserve({ ...now, limit: 2 });
+    expect(r.jobs.map((j) => j.id)).toEqual(["a", "b"]);
+    expect(r.ready).toBe(1);
+    expect(await queue.probe()).toBe(1);
+  });
+
+  it("holds a delayed job until its runAt on the injected clock", async () => {
+    const { clock, queue } = await setup();
+    await queue.put([job("later", { runAt: START + 60_000 }), job("past", { runAt: START - 5 })]);
+    expect(await queue.counts()).toMatchObject({ waiting: 1, delayed: 1 });
+    const lease = { ...now, leaseMs: 3_600_000 };
+    expect((await queue.reserve(lease)).jobs.map((j) => j.id)).toEqual(["past"]);
+    await clock.advance(59_999);
+    expect((await queue.reserve(now)).jobs).toEqual([]);
+    await clock.advance(1);
+    const { jobs } = await queue.reserve(now);
+    expect(jobs.map((j) => j.id)).toEqual(["later"]);
+    expect(jobs[0]?.readyAt).toBe(START + 60_000);
+    expect(await queue.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 2 });
+  });
+
+  it("de-duplicates by id, inside one batch too (first occurrence wins)", async () => {
+    const { queue } = await setup();
+    expect(
+      await queue.put([job("a", { payload: '"first"' }), job("a", { payload: '"second"' })]),
+    ).toEqual([
+      { id: "a", status: "created" },
+      { id: "a", status: "duplicate" },
+    ]);
+    expect(await queue.put([job("a"), job("b")])).toEqual([
+      { id: "a", status: "duplicate" },
+      { id: "b", status: "created" },
+    ]);
+    expect((await queue.get("a"))?.payload).toBe('"first"');
+    // Still a duplicate once finished, until deleted.
+    const { jobs } = await queue.reserve(now);
+    await queue.ack(jobs.map((j) => j.lock));
+    expect(await queue.put([job("a")])).toEqual([{ id: "a", status: "duplicate" }]);
+    expect(await queue.delete(["a"])).toBe(1);
+    expect(await queue.put([job("a")])).toEqual([{ id: "a", status: "created" }]);
+  });
+
+  it("refuses a whole batch that does not fit maxJobs, writing nothing", async () => {
+    const { queue } = await setup({}, { maxJobs: 3 });
+    await queue.put([job("a"), job("b")]);
+    await expect(queue.put([job("c"), job("d")])).rejects.toBeInstanceOf(QueueFullError);
+    expect(await queue.counts()).toMatchObject({ waiting: 2 });
+    expect(await queue.get("c")).toBeUndefined();
+    // Duplicates take no room; finished jobs do not count toward the bound.
+    expect(await queue.put([job("a"), job("c")])).toEqual([
+      { id: "a", status: "duplicate" },
+      { id: "c", status: "created" },
+    ]);
+    const { jobs } = await queue.reserve(now);
+    await queue.ack(jobs.map((j) => j.lock));
+    await queue.put([job("d"), job("e"), job("f")]);
+    expect(await queue.counts()).toMatchObject({ waiting: 3, succeeded: 3 });
+  });
+
+  it("never has more than maxConcurrency jobs active", async () => {
+    const { queue } = await setup({ maxConcurrency: 2 });
+    await queue.put([job("a"), job("b"), job("c")]);
+    const first = await queue.reserve({ ...now, limit: 10 });
+    expect(first.jobs).toHaveLength(2);
+    expect(first.ready).toBe(0);
+    expect(await queue.probe()).toBe(0);
+    expect((await queue.reserve(now)).jobs).toEqual([]);
+    await queue.ack([first.jobs[0]!.lock]);
+    expect((await queue.reserve(now)).jobs.map((j) => j.id)).toEqual(["c"]);
+  });
+
+  it("hands out nothing while paused", async () => {
+    const { queue } = await setup();
+    await queue.put([job("a")]);
+    await queue.pause();
+    expect(await queue.isPaused()).toBe(true);
+    expect((await queue.reserve(now)).jobs).toEqual([]);
+    expect(await queue.probe()).toBe(0);
+    await queue.resume();
+    expect(await queue.isPaused()).toBe(false);
+    expect((await queue.reserve(now)).jobs.map((j) => j.id)).toEqual(["a"]);
+  });
+
+  it("returns one queue per name and validates options by field", async () => {
+    const adapter = createMemoryAdapter({ clock: createManualClock() });
+    const a = await adapter.queue("x", { maxStalls: 0, historyLimit: 0 });
+    expect(await adapter.queue("x", { maxStalls: 0, historyLimit: 0 })).toBe(a);
+    await expect(adapter.queue("y", { maxStalls: -1, historyLimit: 0 })).rejects.toMatchObject({
+      code: "CONFIG",
+      field: "maxStalls",
+    });
+    expect(() => createMemoryAdapter({ maxJobs: 0 })).toThrow(/maxJobs/);
+  });
+
+  it("close is idempotent and later calls throw QueueClosedError", async () => {
+    const { adapter, queue } = await setup();
+    await adapter.close();
+    await adapter.close();
+    await expect(queue.put([job("a")])).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(queue.reserve(now)).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(queue.counts()).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(adapter.queue("q", { maxStalls: 1, historyLimit: 1 })).rejects.toBeInstanceOf(
+      QueueClosedError,
+    );
+    const iterate = async () => {
+      for await (const _ of queue.list({ state: "waiting" })) break;
+    };
+    await expect(iterate()).rejects.toBeInstanceOf(QueueClosedError);
+  });
+});
