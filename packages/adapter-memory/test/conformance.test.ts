@@ -1,4 +1,4 @@
-import { createMemoryAdapter, createManualClock } from "@tasklane/adapter-memory";
+import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { runConformanceSuite } from "@tasklane/conformance";
 
 // Real time: the memory adapter on the system clock, as an embedded service uses it.

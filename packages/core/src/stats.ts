@@ -27,7 +27,7 @@ export const HISTOGRAM_SIZE = HISTOGRAM_BOUNDS_MS.length;
 
 /** Index of the bucket holding `ms` (binary search over the bounds). */
 export function bucketIndex(ms: number): number {
-  const v = ms < 0 ? 0 : ms;
+  const v = Math.max(0, ms);
   let lo = 0;
   let hi = HISTOGRAM_BOUNDS_MS.length - 1;
   while (lo < hi) {

@@ -1,0 +1,339 @@
+import { type AdapterEvent, QueueClosedError, type ReservedJob } from "@tasklane/core";
+import { describe, expect, it } from "vitest";
+import type { Harness } from "./harness.ts";
+import type { ConformanceOptions } from "./index.ts";
+
+/** Adapter-level behaviour: the Queue contract of docs/adapter-contract.md. */
+export function registerQueueTests(get: () => Harness, options: ConformanceOptions): void {
+  describe("queue", () => {
+    it("round-trips a job through put, reserve and ack", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      const job = h.job({
+        task: "send-email",
+        payload: '{"to":"a@example.com","n":"ü€😀"}',
+        appData: '{"env":"test"}',
+      });
+      expect(await q.put([job])).toEqual([{ id: job.id, status: "created" }]);
+      const [got] = await h.reserveAll(q, 1, 10 * h.unit);
+      expect(got).toMatchObject({
+        id: job.id,
+        task: "send-email",
+        payload: job.payload,
+        appData: job.appData,
+        attempt: 1,
+      });
+      expect(got?.malformed).toBeUndefined();
+      expect(got?.lock.jobId).toBe(job.id);
+      expect(got?.lock.token).toBeTruthy();
+      expect(got?.lock.expiresAt).toBeGreaterThan(h.now());
+      expect((await q.reserve({ limit: 5, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+      expect(await q.ack([(got as ReservedJob).lock])).toEqual(["ok"]);
+      // Fencing: a second ack of the same reservation changes nothing.
+      expect(await q.ack([(got as ReservedJob).lock])).toEqual(["lost"]);
+    });
+
+    it("hands out higher priority first, FIFO among equals", async (ctx) => {
+      const h = get();
+      if (!h.caps.priorities) return ctx.skip();
+      const q = await h.freshQueue();
+      const ids: Record<string, string> = {};
+      for (const [name, priority] of [
+        ["a", 0],
+        ["b", 5],
+        ["c", 0],
+        ["d", 10],
+        ["e", 5],
+      ] as const) {
+        const job = h.job({ priority });
+        ids[job.id] = name;
+        await q.put([job]);
+      }
+      const got = await h.reserveAll(q, 5, 10 * h.unit);
+      expect(got.map((j) => ids[j.id])).toEqual(["d", "b", "e", "a", "c"]);
+    });
+
+    it("holds a delayed job until its runAt", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      const delay = 3 * h.unit;
+      const job = h.job({ runAt: h.now() + delay });
+      await q.put([job]);
+      const start = h.now();
+      expect((await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs).toEqual([]);
+      if (h.caps.exactCounts) expect((await q.counts()).delayed).toBe(1);
+      const got = await h.waitFor(
+        async () => (await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs[0],
+        "the delayed job",
+      );
+      expect(got.id).toBe(job.id);
+      expect(h.now() - start).toBeGreaterThanOrEqual(delay - h.caps.timeResolutionMs);
+    });
+
+    it("refuses a duplicate job id, also inside one batch", async (ctx) => {
+      const h = get();
+      if (!h.caps.dedup) return ctx.skip();
+      const q = await h.freshQueue();
+      const job = h.job();
+      const other = h.job();
+      expect(await q.put([job, { ...job, payload: '"second"' }, other])).toEqual([
+        { id: job.id, status: "created" },
+        { id: job.id, status: "duplicate" },
+        { id: other.id, status: "created" },
+      ]);
+      expect(await q.put([job])).toEqual([{ id: job.id, status: "duplicate" }]);
+      const got = await h.reserveAll(q, 2, 10 * h.unit);
+      expect(got.map((j) => j.id).sort()).toEqual([job.id, other.id].sort());
+      expect(got.find((j) => j.id === job.id)?.payload).toBe(job.payload);
+    });
+
+    it("gives parallel reserves disjoint jobs", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      const jobs = Array.from({ length: 30 }, () => h.job());
+      for (let i = 0; i < jobs.length; i += h.caps.maxBatch)
+        await q.put(jobs.slice(i, i + h.caps.maxBatch));
+      const seen: string[] = [];
+      await h.waitFor(async () => {
+        const batches = await Promise.all(
+          Array.from({ length: 4 }, () =>
+            q.reserve({ limit: Math.min(10, h.caps.maxBatch), leaseMs: 30 * h.unit, waitMs: 0 }),
+          ),
+        );
+        for (const b of batches) seen.push(...b.jobs.map((j) => j.id));
+        return seen.length >= jobs.length;
+      }, "all jobs reserved");
+      expect(seen.length).toBe(jobs.length);
+      expect(new Set(seen).size).toBe(jobs.length);
+    });
+
+    it("re-delivers a job whose lease expired, with attempt + 1, and fences the old lock", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      await q.put([h.job()]);
+      const [first] = await h.reserveAll(q, 1, h.unit);
+      const second = await h.waitFor(
+        async () => (await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs[0],
+        "re-delivery",
+      );
+      expect(second.id).toBe(first?.id);
+      expect(second.attempt).toBe(2);
+      expect(second.lock.token).not.toBe(first?.lock.token);
+      const stale = (first as ReservedJob).lock;
+      expect(await q.ack([stale])).toEqual(["lost"]);
+      expect(await q.extend([stale], h.unit)).toEqual(["lost"]);
+      expect(await q.ack([second.lock])).toEqual(["ok"]);
+    });
+
+    it("extend moves the lease's expiry", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      await q.put([h.job()]);
+      const [job] = await h.reserveAll(q, 1, 2 * h.unit);
+      await h.pass(h.unit);
+      expect(await q.extend([(job as ReservedJob).lock], 6 * h.unit)).toEqual(["ok"]);
+      // Past the original expiry, the job is still ours: nobody else gets it.
+      await h.pass(2 * h.unit);
+      expect((await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+      expect(await q.ack([(job as ReservedJob).lock])).toEqual(["ok"]);
+    });
+
+    it("nack with runAt schedules the next attempt", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      await q.put([h.job()]);
+      const [job] = await h.reserveAll(q, 1, 10 * h.unit);
+      const runAt = h.now() + 3 * h.unit;
+      const error = { name: "Error", message: "boom", reason: "error" as const };
+      expect(await q.nack([{ lock: (job as ReservedJob).lock, runAt, error }])).toEqual(["ok"]);
+      expect((await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+      const again = await h.waitFor(
+        async () => (await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs[0],
+        "the retried job",
+      );
+      expect(again.id).toBe(job?.id);
+      expect(again.attempt).toBe(2);
+      expect(h.now()).toBeGreaterThanOrEqual(runAt - h.caps.timeResolutionMs);
+      // The old lock is fenced off once the job was handed out again.
+      expect(await q.ack([(job as ReservedJob).lock])).toEqual(["lost"]);
+    });
+
+    it("release hands a job back at once", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      await q.put([h.job()]);
+      const [job] = await h.reserveAll(q, 1, 30 * h.unit);
+      expect(await q.release([{ lock: (job as ReservedJob).lock, uncounted: true }])).toEqual([
+        "ok",
+      ]);
+      const again = await h.waitFor(
+        async () => (await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs[0],
+        "the released job",
+      );
+      expect(again.id).toBe(job?.id);
+      if (h.caps.exactCounts) expect(again.attempt).toBe(job?.attempt);
+    });
+
+    it("dead-letters a job and retries it by hand", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      const put = h.job();
+      await q.put([put]);
+      const [job] = await h.reserveAll(q, 1, 10 * h.unit);
+      const error = {
+        name: "TypeError",
+        message: "bad thing",
+        stack: "TypeError: bad thing\n    at x",
+        reason: "error" as const,
+      };
+      expect(await q.nack([{ lock: (job as ReservedJob).lock, dead: true, error }])).toEqual([
+        "ok",
+      ]);
+      expect((await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+      if (h.caps.count)
+        await h.waitFor(async () => (await q.counts()).failed === 1, "failed count 1");
+      if (h.caps.get && q.get) {
+        const info = await q.get(put.id);
+        expect(info?.state).toBe("failed");
+        expect(info?.error).toMatchObject({
+          name: "TypeError",
+          message: "bad thing",
+          reason: "error",
+        });
+      }
+      if (!h.caps.retryFailed || !q.retryFailed) return;
+      expect(
+        await h.waitFor(
+          async () => (await q.retryFailed?.([put.id])) || false,
+          "retryFailed to move the job",
+        ),
+      ).toBe(1);
+      const again = await h.waitFor(
+        async () => (await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs[0],
+        "the job retried by hand",
+      );
+      expect(again.id).toBe(put.id);
+      expect(again.payload).toBe(put.payload);
+    });
+
+    it("cancels waiting jobs, and reports unknown and finished ones", async (ctx) => {
+      const h = get();
+      if (!h.caps.cancel) return ctx.skip();
+      const q = await h.freshQueue();
+      const a = h.job();
+      const b = h.job({ runAt: h.now() + 100 * h.unit });
+      await q.put([a, b]);
+      expect(await q.cancel?.([a.id, b.id, "no-such-job"])).toEqual([
+        "canceled",
+        "canceled",
+        "not_found",
+      ]);
+      expect((await q.reserve({ limit: 5, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+      expect(await q.cancel?.([a.id])).toEqual(["finished"]);
+      if (h.caps.get) expect((await q.get?.(a.id))?.state).toBe("canceled");
+    });
+
+    it("cancels an active job: the holder learns it from its next call and from an event", async (ctx) => {
+      const h = get();
+      if (!h.caps.cancelActive) return ctx.skip();
+      const q = await h.freshQueue();
+      const put = h.job();
+      await q.put([put]);
+      const events: AdapterEvent[] = [];
+      const unsubscribe = h.caps.subscribe
+        ? await h.adapter.subscribe?.((e) => events.push(e))
+        : undefined;
+      try {
+        const [job] = await h.reserveAll(q, 1, 30 * h.unit);
+        expect(await q.cancel?.([put.id])).toEqual(["canceled"]);
+        expect(await q.extend([(job as ReservedJob).lock], h.unit)).toEqual(["canceled"]);
+        expect(await q.ack([(job as ReservedJob).lock])).toEqual(["canceled"]);
+        if (h.caps.subscribe) {
+          await h.waitFor(
+            () =>
+              events.some((e) => e.type === "canceled" && e.jobId === put.id && e.queue === q.name),
+            "the canceled event",
+          );
+        }
+      } finally {
+        await unsubscribe?.();
+      }
+    });
+
+    it("ends a long poll at once when its signal aborts", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      const controller = new AbortController();
+      const waitMs = Math.min(h.caps.maxWaitMs, 20_000);
+      const started = performance.now();
+      const poll = q.reserve({ limit: 1, leaseMs: h.unit, waitMs, signal: controller.signal });
+      setTimeout(() => controller.abort(), 50);
+      const result = await poll;
+      expect(result.jobs).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(Math.min(waitMs / 2, 3_000));
+    });
+
+    it("wakes a long poll when a job is put", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      const waitMs = Math.min(h.caps.maxWaitMs, 20_000);
+      const started = performance.now();
+      const poll = q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs });
+      await new Promise((r) => setTimeout(r, 50));
+      const job = h.job();
+      await q.put([job]);
+      const result = await poll;
+      const elapsed = performance.now() - started;
+      // A backend may return empty just before the put lands; then the next poll gets it.
+      const got =
+        result.jobs[0] ??
+        (await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 1_000 })).jobs[0];
+      expect(got?.id).toBe(job.id);
+      expect(elapsed).toBeLessThan(waitMs);
+    });
+
+    it("counts and probes what it holds", async () => {
+      const h = get();
+      const q = await h.freshQueue();
+      await q.put([h.job(), h.job(), h.job(), h.job({ runAt: h.now() + 100 * h.unit })]);
+      if (h.caps.exactCounts) {
+        expect(await q.probe()).toBe(3);
+        expect(await q.counts()).toMatchObject({ waiting: 3, delayed: 1, active: 0 });
+        await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 });
+        expect(await q.counts()).toMatchObject({ waiting: 2, delayed: 1, active: 1 });
+      } else {
+        await h.waitFor(async () => (await q.probe()) >= 1, "probe to see the jobs");
+      }
+    });
+
+    it("lists jobs by state as a stream", async (ctx) => {
+      const h = get();
+      if (!h.caps.list) return ctx.skip();
+      const q = await h.freshQueue();
+      const jobs = Array.from({ length: 25 }, () => h.job());
+      for (let i = 0; i < jobs.length; i += h.caps.maxBatch)
+        await q.put(jobs.slice(i, i + h.caps.maxBatch));
+      const listed: string[] = [];
+      for await (const info of q.list?.({ state: "waiting", pageSize: 7 }) ?? []) {
+        expect(info.state).toBe("waiting");
+        listed.push(info.id);
+      }
+      expect(listed.sort()).toEqual(jobs.map((j) => j.id).sort());
+    });
+
+    it("close is idempotent and later calls throw QueueClosedError", async () => {
+      const h = get();
+      const adapter = await options.createAdapter();
+      const q = await adapter.queue(h.uniqueName(), { maxStalls: 1, historyLimit: 10 });
+      await adapter.close();
+      await adapter.close();
+      await expect(q.put([h.job()])).rejects.toBeInstanceOf(QueueClosedError);
+      await expect(q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).rejects.toBeInstanceOf(
+        QueueClosedError,
+      );
+      await expect(
+        adapter.queue("another", { maxStalls: 1, historyLimit: 10 }),
+      ).rejects.toBeInstanceOf(QueueClosedError);
+    });
+  });
+}

@@ -1,0 +1,454 @@
+import { randomUUID } from "node:crypto";
+import type {
+  Adapter,
+  CancelResult,
+  JobInfo,
+  JobState,
+  ListOptions,
+  NewJob,
+  PutResult,
+  Queue,
+  QueueCounts,
+} from "./adapter.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { byteLength, encodeJson } from "./codec.ts";
+import {
+  ConfigError,
+  PayloadTooLargeError,
+  QueueClosedError,
+  UnsupportedError,
+  ValidationError,
+} from "./errors.ts";
+import { TasklaneEventBus } from "./events.ts";
+import { parseQueueConfig, type QueueConfig, type QueueConfigInput } from "./queue-config.ts";
+import { createSelector, type SelectorName } from "./selectors/index.ts";
+import type { RandomSource, Selector } from "./selectors/selector.ts";
+import type { DayStats } from "./stats.ts";
+import { type AnyTask, type TaskInput, validatePayload } from "./task.ts";
+import { createWorker, type StopOptions, type Worker, type WorkerOptions } from "./worker.ts";
+
+/** Job-level priority bounds (inclusive). Higher runs first inside a queue. */
+export const MIN_JOB_PRIORITY = -1000;
+export const MAX_JOB_PRIORITY = 1000;
+
+export interface TasklaneOptions {
+  /** The storage backend. */
+  adapter: Adapter;
+  /** The lanes. Validated at creation; an invalid entry throws ConfigError naming the field. */
+  queues: QueueConfigInput[];
+  /** Every task this client publishes or runs. Names must be unique. */
+  tasks: AnyTask[];
+  /** Lane selector for workers, or its name. Default "reduced-lottery" (Kale's). */
+  selector?: Selector | SelectorName;
+  /**
+   * Prefix for every queue name on the backend (`<namespace>_<queue>`), e.g. a release
+   * version so a new release gets fresh queues, as Kale does. Default: none.
+   */
+  namespace?: string;
+  /** Largest encoded payload (+ appData) accepted by publish, bytes. Default 262_144 (256 KiB). */
+  maxPayloadBytes?: number;
+  /** Time source and timers. Default the system clock; tests pass createManualClock(). */
+  clock?: Clock;
+  /** Randomness for selectors and retry jitter, in [0, 1). Default Math.random. */
+  random?: RandomSource;
+  /** Close the adapter when this client closes. Default true. */
+  closeAdapter?: boolean;
+}
+
+export interface PublishOptions {
+  /** Job-level priority inside its queue, integer −1000..1000, higher first. Default 0. */
+  priority?: number;
+  /** Run no earlier than this many ms from now. */
+  delayMs?: number;
+  /** Run no earlier than this epoch-ms time. Exclusive with delayMs. */
+  runAt?: number;
+  /** Job id; a second publish with the same id is a no-op ("duplicate"). Default a random UUID. */
+  jobId?: string;
+  /** Extra JSON data for the handler (`ctx.appData`), Kale's app_data. */
+  appData?: unknown;
+  /** Message group for FIFO backends (SQS FIFO). */
+  groupId?: string;
+}
+
+/** One job of a `publishMany` call. */
+export type PublishItem<P> = { payload: P } & PublishOptions;
+
+/** Management view of one queue. Optional operations throw UnsupportedError when the adapter lacks them. */
+export interface QueueHandle {
+  readonly name: string;
+  readonly config: QueueConfig;
+  counts(): Promise<QueueCounts>;
+  probe(): Promise<number>;
+  get(jobId: string): Promise<JobInfo | undefined>;
+  list(options: ListOptions): AsyncIterable<JobInfo>;
+  cancel(jobIds: string[]): Promise<CancelResult[]>;
+  retryFailed(jobIds?: string[]): Promise<number>;
+  delete(jobIds: string[]): Promise<number>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  isPaused(): Promise<boolean>;
+  /** Stats for a UTC day, "YYYY-MM-DD" (default today). */
+  stats(day?: string): Promise<DayStats | undefined>;
+}
+
+export interface Tasklane {
+  readonly events: TasklaneEventBus;
+  readonly adapter: Adapter;
+  readonly clock: Clock;
+  /** Validate, encode and store one job. Nothing is written when validation fails. */
+  publish<T extends AnyTask>(
+    task: T,
+    payload: TaskInput<T>,
+    options?: PublishOptions,
+  ): Promise<PutResult>;
+  /** Publish many jobs of one task in as few adapter batches as its maxBatch allows. All are validated first; one bad payload writes nothing. */
+  publishMany<T extends AnyTask>(
+    task: T,
+    items: Array<PublishItem<TaskInput<T>>>,
+  ): Promise<PutResult[]>;
+  /** Create a worker (not started) serving all queues, or `options.queues`. */
+  worker(options?: WorkerOptions): Worker;
+  /** Management view of a queue, by config name. */
+  queue(name: string): QueueHandle;
+  /** Stop every worker (gracefully, within `graceMs`) and close the adapter. Idempotent. */
+  close(options?: StopOptions): Promise<void>;
+}
+
+/** Everything the worker needs from the client. Internal. */
+export interface ClientInternals {
+  adapter: Adapter;
+  clock: Clock;
+  random: RandomSource;
+  events: TasklaneEventBus;
+  tasks: ReadonlyMap<string, AnyTask>;
+  configs: ReadonlyMap<string, QueueConfig>;
+  makeSelector(): Selector;
+  openQueue(name: string): Promise<Queue>;
+  /** Called after a local publish: lets idle local workers wake at once. */
+  onLocalPublish: Set<(queue: string) => void>;
+}
+
+/**
+ * Create a tasklane client: it publishes jobs and creates workers.
+ *
+ * @example
+ * const tl = createTasklane({ adapter: createMemoryAdapter(), queues: [{ name: "default" }], tasks: [sendEmail] });
+ * await tl.publish(sendEmail, { to: "a@example.com" });
+ * const worker = tl.worker({ concurrency: 50 });
+ * await worker.start();
+ */
+export function createTasklane(options: TasklaneOptions): Tasklane {
+  if (!options || typeof options !== "object")
+    throw new ConfigError("options", options, "must be an object");
+  const { adapter } = options;
+  if (!adapter || typeof adapter.queue !== "function") {
+    throw new ConfigError(
+      "adapter",
+      adapter,
+      "must be a tasklane adapter (e.g. createMemoryAdapter())",
+    );
+  }
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const maxPayloadBytes = options.maxPayloadBytes ?? 262_144;
+  if (!(Number.isInteger(maxPayloadBytes) && maxPayloadBytes > 0)) {
+    throw new ConfigError("maxPayloadBytes", maxPayloadBytes, "must be a positive integer");
+  }
+  const namespace = options.namespace;
+  if (namespace !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(namespace)) {
+    throw new ConfigError("namespace", namespace, "1-32 letters, digits, '-' or '_'");
+  }
+  if (!Array.isArray(options.queues) || options.queues.length === 0) {
+    throw new ConfigError("queues", options.queues, "must be a non-empty array of queue configs");
+  }
+  const configs = new Map<string, QueueConfig>();
+  options.queues.forEach((q, i) => {
+    const config = parseQueueConfig(q, `queues[${i}]`);
+    if (configs.has(config.name))
+      throw new ConfigError(`queues[${i}].name`, config.name, "duplicate queue name");
+    if (config.leaseMs > adapter.capabilities.maxLeaseMs) {
+      throw new UnsupportedError(
+        adapter.name,
+        `a lease of ${config.leaseMs} ms`,
+        `queues[${i}].leaseMs exceeds the maximum of ${adapter.capabilities.maxLeaseMs} ms`,
+      );
+    }
+    if (config.maxConcurrency !== undefined && !adapter.capabilities.maxConcurrency) {
+      throw new UnsupportedError(adapter.name, "maxConcurrency", `queues[${i}].maxConcurrency`);
+    }
+    configs.set(config.name, config);
+  });
+  if (!Array.isArray(options.tasks))
+    throw new ConfigError("tasks", options.tasks, "must be an array of tasks");
+  const tasks = new Map<string, AnyTask>();
+  options.tasks.forEach((t, i) => {
+    if (!t || typeof t.run !== "function")
+      throw new ConfigError(`tasks[${i}]`, t, "must be a task from defineTask()");
+    if (tasks.has(t.name)) throw new ConfigError(`tasks[${i}].name`, t.name, "duplicate task name");
+    const config = configs.get(t.queue);
+    if (!config)
+      throw new ConfigError(
+        `tasks[${i}].queue`,
+        t.queue,
+        `no such queue (configured: ${[...configs.keys()].join(", ")})`,
+      );
+    if (t.timeLimitMs !== undefined && t.timeLimitMs > config.leaseMs) {
+      // Kale's time budget: a job only starts when its time limit fits in its lease, so a
+      // limit longer than the lease could never start.
+      throw new ConfigError(
+        `tasks[${i}].timeLimitMs`,
+        t.timeLimitMs,
+        `must not exceed queue "${t.queue}" leaseMs (${config.leaseMs})`,
+      );
+    }
+    tasks.set(t.name, t);
+  });
+
+  // Built-in selectors keep per-worker state (turns, passes), so each worker gets its own;
+  // a Selector object given by the user is shared as given.
+  const selectorOption = options.selector ?? "reduced-lottery";
+  let makeSelector: () => Selector;
+  if (typeof selectorOption === "string") {
+    createSelector(selectorOption, { random }); // validate the name now, not at worker start
+    makeSelector = () => createSelector(selectorOption, { random });
+  } else if (selectorOption && typeof selectorOption.select === "function") {
+    makeSelector = () => selectorOption;
+  } else {
+    throw new ConfigError("selector", selectorOption, "must be a Selector or a selector name");
+  }
+
+  const events = new TasklaneEventBus();
+  const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
+  const opened = new Map<string, Promise<Queue>>();
+  let closed = false;
+  const workers = new Set<Worker>();
+
+  const openQueue = (name: string): Promise<Queue> => {
+    if (closed) return Promise.reject(new QueueClosedError("tasklane client"));
+    let p = opened.get(name);
+    if (!p) {
+      const config = configs.get(name);
+      if (!config) return Promise.reject(new ConfigError("queue", name, "no such queue"));
+      p = adapter.queue(fullName(name), {
+        maxStalls: config.maxStalls,
+        historyLimit: config.historyLimit,
+        retention: config.retention,
+        ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
+      });
+      // A failed open must not poison the cache: the next call tries again.
+      p.catch(() => opened.delete(name));
+      opened.set(name, p);
+    }
+    return p;
+  };
+
+  const internals: ClientInternals = {
+    adapter,
+    clock,
+    random,
+    events,
+    tasks,
+    configs,
+    makeSelector,
+    openQueue,
+    onLocalPublish: new Set(),
+  };
+
+  const knownTask = (task: AnyTask): AnyTask => {
+    const t = task && tasks.get(task.name);
+    if (!t || t !== task) {
+      throw new ConfigError(
+        "task",
+        task?.name,
+        "is not one of this client's tasks (pass it in createTasklane({ tasks }))",
+      );
+    }
+    return t;
+  };
+
+  /** Validate and encode one job; throws before anything is written. */
+  const prepare = async (
+    task: AnyTask,
+    payload: unknown,
+    opts: PublishOptions,
+    now: number,
+    index?: number,
+  ): Promise<NewJob> => {
+    const where = index === undefined ? "options" : `items[${index}]`;
+    let value: unknown;
+    try {
+      value = await validatePayload(task, payload);
+    } catch (err) {
+      if (err instanceof ValidationError && index !== undefined) {
+        throw new ValidationError(
+          task.name,
+          err.issues.map((i) => ({ ...i, path: [index, ...i.path] })),
+        );
+      }
+      throw err;
+    }
+    const encoded = encodeJson(value);
+    const appData = opts.appData === undefined ? undefined : encodeJson(opts.appData);
+    const size = byteLength(encoded) + (appData ? byteLength(appData) : 0);
+    if (size > maxPayloadBytes) {
+      throw new PayloadTooLargeError(
+        `Payload of task "${task.name}"${index === undefined ? "" : ` (item ${index})`}`,
+        size,
+        maxPayloadBytes,
+      );
+    }
+    const priority = opts.priority ?? 0;
+    if (!Number.isInteger(priority) || priority < MIN_JOB_PRIORITY || priority > MAX_JOB_PRIORITY) {
+      throw new ConfigError(
+        `${where}.priority`,
+        priority,
+        `must be an integer from ${MIN_JOB_PRIORITY} to ${MAX_JOB_PRIORITY}`,
+      );
+    }
+    if (priority !== 0 && !adapter.capabilities.priorities) {
+      throw new UnsupportedError(
+        adapter.name,
+        "job-level priorities",
+        "use separate queues (lanes) instead",
+      );
+    }
+    if (opts.delayMs !== undefined && opts.runAt !== undefined) {
+      throw new ConfigError(`${where}.delayMs`, opts.delayMs, "give delayMs or runAt, not both");
+    }
+    if (opts.delayMs !== undefined && !(Number.isFinite(opts.delayMs) && opts.delayMs >= 0)) {
+      throw new ConfigError(`${where}.delayMs`, opts.delayMs, "must be a finite number >= 0");
+    }
+    if (opts.runAt !== undefined && !Number.isFinite(opts.runAt)) {
+      throw new ConfigError(`${where}.runAt`, opts.runAt, "must be an epoch-ms number");
+    }
+    const runAt = opts.runAt ?? (opts.delayMs ? now + opts.delayMs : undefined);
+    if (runAt !== undefined && runAt - now > adapter.capabilities.maxDelayMs) {
+      throw new UnsupportedError(
+        adapter.name,
+        `a delay of ${runAt - now} ms`,
+        `the maximum is ${adapter.capabilities.maxDelayMs} ms`,
+      );
+    }
+    const jobId = opts.jobId ?? randomUUID();
+    if (typeof jobId !== "string" || jobId.length === 0 || jobId.length > 128) {
+      throw new ConfigError(`${where}.jobId`, jobId, "must be a string of 1-128 characters");
+    }
+    const job: NewJob = {
+      id: jobId,
+      task: task.name,
+      payload: encoded,
+      priority,
+      publishedAt: now,
+    };
+    if (appData !== undefined) job.appData = appData;
+    if (runAt !== undefined && runAt > now) job.runAt = runAt;
+    if (opts.groupId !== undefined) job.groupId = opts.groupId;
+    return job;
+  };
+
+  const write = async (task: AnyTask, jobs: NewJob[]): Promise<PutResult[]> => {
+    const queue = await openQueue(task.queue);
+    const max = adapter.capabilities.maxBatch;
+    const results: PutResult[] = [];
+    for (let i = 0; i < jobs.length; i += max) {
+      results.push(...(await queue.put(jobs.slice(i, i + max))));
+    }
+    for (const r of results)
+      events.emit("published", {
+        queue: task.queue,
+        jobId: r.id,
+        task: task.name,
+        status: r.status,
+      });
+    for (const wake of internals.onLocalPublish) wake(task.queue);
+    return results;
+  };
+
+  const handle = (name: string): QueueHandle => {
+    const config = configs.get(name);
+    if (!config)
+      throw new ConfigError(
+        "queue",
+        name,
+        `no such queue (configured: ${[...configs.keys()].join(", ")})`,
+      );
+    const caps = adapter.capabilities;
+    const need = <K extends keyof Queue>(
+      q: Queue,
+      method: K,
+      capable: boolean,
+    ): NonNullable<Queue[K]> => {
+      const fn = q[method];
+      if (!capable || typeof fn !== "function")
+        throw new UnsupportedError(adapter.name, String(method));
+      return (fn as (...args: unknown[]) => unknown).bind(q) as NonNullable<Queue[K]>;
+    };
+    return {
+      name,
+      config,
+      counts: async () => (await openQueue(name)).counts(),
+      probe: async () => (await openQueue(name)).probe(),
+      get: async (id) => need(await openQueue(name), "get", caps.get)(id),
+      async *list(opts) {
+        const q = await openQueue(name);
+        yield* need(q, "list", caps.list)(opts);
+      },
+      cancel: async (ids) => need(await openQueue(name), "cancel", caps.cancel)(ids),
+      retryFailed: async (ids) => need(await openQueue(name), "retryFailed", caps.retryFailed)(ids),
+      delete: async (ids) => need(await openQueue(name), "delete", caps.delete)(ids),
+      pause: async () => need(await openQueue(name), "pause", caps.pause)(),
+      resume: async () => {
+        await need(await openQueue(name), "resume", caps.pause)();
+        for (const wake of internals.onLocalPublish) wake(name);
+      },
+      isPaused: async () => need(await openQueue(name), "isPaused", caps.pause)(),
+      stats: async (day) =>
+        need(
+          await openQueue(name),
+          "stats",
+          caps.stats,
+        )(day ?? new Date(clock.now()).toISOString().slice(0, 10)),
+    };
+  };
+
+  return {
+    events,
+    adapter,
+    clock,
+    async publish(task, payload, opts = {}) {
+      if (closed) throw new QueueClosedError("tasklane client");
+      const t = knownTask(task);
+      const job = await prepare(t, payload, opts, clock.now());
+      const [result] = await write(t, [job]);
+      return result as PutResult;
+    },
+    async publishMany(task, items) {
+      if (closed) throw new QueueClosedError("tasklane client");
+      const t = knownTask(task);
+      if (!Array.isArray(items))
+        throw new ConfigError("items", items, "must be an array of { payload, ...options }");
+      const now = clock.now();
+      const jobs: NewJob[] = [];
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i] as PublishItem<unknown>;
+        jobs.push(await prepare(t, item.payload, item, now, i));
+      }
+      return jobs.length === 0 ? [] : write(t, jobs);
+    },
+    worker(workerOptions = {}) {
+      if (closed) throw new QueueClosedError("tasklane client");
+      const w = createWorker(internals, workerOptions);
+      workers.add(w);
+      return w;
+    },
+    queue: handle,
+    async close(stopOptions) {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...workers].map((w) => w.stop(stopOptions)));
+      if (options.closeAdapter ?? true) await adapter.close();
+    },
+  };
+}
+
+export type { JobState };

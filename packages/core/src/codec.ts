@@ -1,0 +1,45 @@
+/**
+ * Payload encoding. Payloads are JSON. Decoding drops `__proto__` keys (and `prototype`
+ * under `constructor`) so a hostile payload cannot reach an object's prototype even if a
+ * handler later merges it with `Object.assign` or a deep-merge helper.
+ */
+
+const textEncoder = new TextEncoder();
+
+/** UTF-8 byte length of a string, without allocating for pure ASCII. */
+export function byteLength(text: string): number {
+  // Fast path: most payloads are ASCII, where length in bytes = length in code units.
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  return ascii ? text.length : textEncoder.encode(text).length;
+}
+
+/** Encode a value as JSON; `undefined` encodes as `null` so the job always has a payload. */
+export function encodeJson(value: unknown): string {
+  return JSON.stringify(value) ?? "null";
+}
+
+function safeReviver(this: unknown, key: string, value: unknown): unknown {
+  if (key === "__proto__") return undefined;
+  if (key === "constructor" && value !== null && typeof value === "object") {
+    const v = value as Record<string, unknown>;
+    if (Object.hasOwn(v, "prototype")) {
+      const { prototype: _dropped, ...rest } = v;
+      return rest;
+    }
+  }
+  return value;
+}
+
+const RISKY = /"(?:__proto__|constructor)"/;
+
+/** Decode JSON text, dropping prototype-polluting keys. Throws SyntaxError on bad JSON. */
+export function decodeJson(text: string): unknown {
+  // The reviver costs a call per value; skip it when no risky key can be present.
+  return RISKY.test(text) ? JSON.parse(text, safeReviver) : JSON.parse(text);
+}

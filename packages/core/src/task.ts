@@ -1,0 +1,139 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { ConfigError, ValidationError } from "./errors.ts";
+import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
+
+/** What a handler gets besides its payload. */
+export interface JobContext {
+  readonly jobId: string;
+  /** 1 on the first delivery, +1 on each retry or stall. */
+  readonly attempt: number;
+  /** Total attempts this task allows. */
+  readonly maxAttempts: number;
+  readonly queue: string;
+  readonly task: string;
+  /** Decoded `appData` given at publish (Kale's app_data), or undefined. */
+  readonly appData: unknown;
+  /**
+   * Aborted when the job must stop: its time limit passed (TimeoutError), its lease was
+   * lost (LockLostError), it was canceled (CanceledError) or the worker is shutting down
+   * past its grace period (ShutdownError). `signal.reason` says which.
+   */
+  readonly signal: AbortSignal;
+  /** Renew the lease now (heartbeats also run on their own). Resolves false if it was lost. */
+  heartbeat(): Promise<boolean>;
+  /** Report progress; emitted as a `progress` event. */
+  progress(value: unknown): void;
+  /** Add a line to the job's log (emitted as a `progress` event with `{ log }`). */
+  log(message: string): void;
+}
+
+/** What `defineTask` takes. */
+export interface TaskOptions<S extends StandardSchemaV1> {
+  /** Unique task name; stored with each job so a worker finds the handler. */
+  name: string;
+  /** The queue (lane) its jobs go to, by config name. */
+  queue: string;
+  /** A Standard Schema validator (zod, valibot, arktype…) for the payload. */
+  schema: S;
+  /**
+   * Most time one attempt may run, ms: the signal aborts with TimeoutError and the
+   * attempt fails. A job whose time limit no longer fits in its lease is handed back
+   * unstarted (Kale's time budget). Default: no limit.
+   */
+  timeLimitMs?: number;
+  /** Retry policy. Default `{ maxAttempts: 3, baseMs: 1000, maxMs: 3_600_000, jitter: 0.2 }`. */
+  retry?: RetryOptions;
+  /** The handler. Throw to fail the attempt; throw UnrecoverableError to skip retries. */
+  run(payload: StandardSchemaV1.InferOutput<S>, ctx: JobContext): unknown;
+}
+
+/** A defined task. `Input` is what `publish` takes, `Output` what `run` receives. */
+export interface Task<Input = unknown, Output = unknown> {
+  readonly name: string;
+  readonly queue: string;
+  readonly schema: StandardSchemaV1<Input, Output>;
+  readonly timeLimitMs: number | undefined;
+  readonly retry: RetryPolicy;
+  readonly run: (payload: Output, ctx: JobContext) => unknown;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous task list needs an open type
+export type AnyTask = Task<any, any>;
+
+/** Payload type `publish` accepts for a task. */
+export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
+
+/**
+ * Define a typed task. The payload type flows from `schema` into `run` and into
+ * `publish`, and the payload is validated at runtime on both sides.
+ *
+ * @example
+ * const sendEmail = defineTask({
+ *   name: "send-email",
+ *   queue: "default",
+ *   schema: z.object({ to: z.string().email() }),
+ *   async run({ to }, ctx) { await mailer.send(to, { signal: ctx.signal }) },
+ * });
+ */
+export function defineTask<S extends StandardSchemaV1>(
+  options: TaskOptions<S>,
+): Task<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>> {
+  const field = `task(${JSON.stringify(options.name)})`;
+  if (typeof options.name !== "string" || options.name.length === 0) {
+    throw new ConfigError("task.name", options.name, "must be a non-empty string");
+  }
+  if (typeof options.queue !== "string" || options.queue.length === 0) {
+    throw new ConfigError(`${field}.queue`, options.queue, "must be a non-empty string");
+  }
+  if (!options.schema || typeof options.schema["~standard"]?.validate !== "function") {
+    throw new ConfigError(
+      `${field}.schema`,
+      typeof options.schema,
+      "must be a Standard Schema validator (e.g. a zod schema)",
+    );
+  }
+  if (typeof options.run !== "function") {
+    throw new ConfigError(`${field}.run`, typeof options.run, "must be a function");
+  }
+  const t = options.timeLimitMs;
+  if (t !== undefined && !(Number.isFinite(t) && t > 0)) {
+    throw new ConfigError(`${field}.timeLimitMs`, t, "must be a positive number of ms");
+  }
+  return {
+    name: options.name,
+    queue: options.queue,
+    schema: options.schema as StandardSchemaV1<
+      StandardSchemaV1.InferInput<S>,
+      StandardSchemaV1.InferOutput<S>
+    >,
+    timeLimitMs: t,
+    retry: resolveRetry(options.retry, `${field}.retry`),
+    run: options.run as Task<
+      StandardSchemaV1.InferInput<S>,
+      StandardSchemaV1.InferOutput<S>
+    >["run"],
+  };
+}
+
+/**
+ * Validate a value against a task's schema. Returns the schema's output (defaults and
+ * transforms applied) or throws ValidationError. Synchronous schemas stay synchronous.
+ */
+export function validatePayload<I, O>(task: Task<I, O>, value: unknown): O | Promise<O> {
+  const result = task.schema["~standard"].validate(value);
+  if (result instanceof Promise) return result.then((r) => unwrap(task.name, r));
+  return unwrap(task.name, result);
+}
+
+function unwrap<O>(taskName: string, result: StandardSchemaV1.Result<O>): O {
+  if (result.issues) {
+    throw new ValidationError(
+      taskName,
+      result.issues.map((i) => ({
+        message: i.message,
+        path: (i.path ?? []).map((p) => (typeof p === "object" ? p.key : p)),
+      })),
+    );
+  }
+  return result.value;
+}

@@ -1,0 +1,725 @@
+/**
+ * The worker loop.
+ *
+ *   select a lane ──► reserve ≤ min(free slots, batchSize) ──► run each job (p-queue)
+ *        ▲               │ up to numIterations batches,            │
+ *        │               │ leaving early on an empty one           ▼
+ *        └───────────────┘                        settle once: ack | nack(retry/dead) | release
+ *
+ * Every reserved job is *held* (its lease is ours) from reserve until its ack, nack or
+ * release has been answered, or until we learn the lease is gone. A held job settles
+ * exactly once; whichever comes first wins: the handler's result, its time limit, a lost
+ * lease (heartbeat or ack said "lost"), a cancel (event or status "canceled"), or the
+ * end of the shutdown grace period. Later outcomes are ignored, and the adapter's fencing
+ * refuses a late ack, so a job never completes twice.
+ *
+ * Heartbeats: one timer per worker. Each tick extends, per lane, every lease of a running
+ * job in one batched `extend`, well before expiry (every leaseMs / 3).
+ *
+ * Idle: when every lane is known empty, the worker long-polls the selected lane for its
+ * longPollMs, never spinning. A publish from this process ends that wait at once.
+ */
+import { EventEmitter } from "eventemitter3";
+import PQueue from "p-queue";
+import type {
+  AdapterEvent,
+  JobError,
+  Lock,
+  LockStatus,
+  NackItem,
+  Queue,
+  ReservedJob,
+} from "./adapter.ts";
+import type { ClientInternals } from "./client.ts";
+import { sleep } from "./clock.ts";
+import { decodeJson } from "./codec.ts";
+import {
+  CanceledError,
+  ConfigError,
+  LockLostError,
+  QueueClosedError,
+  ShutdownError,
+  TimeoutError,
+  UnrecoverableError,
+  ValidationError,
+} from "./errors.ts";
+import type { QueueConfig } from "./queue-config.ts";
+import { backoffMs } from "./retry.ts";
+import type { Lane, SelectionContext } from "./selectors/selector.ts";
+import { type AnyTask, type JobContext, validatePayload } from "./task.ts";
+
+export interface WorkerOptions {
+  /** Jobs running at once in this worker. Default 10. */
+  concurrency?: number;
+  /** Serve only these queues (config names). Default: all. */
+  queues?: string[];
+  /** How long a ready count learned from a reserve or probe is trusted, ms. Default 1_000. */
+  hintTtlMs?: number;
+  /** Heartbeat period, ms. Default a third of the shortest lease among served queues. */
+  heartbeatMs?: number;
+  /** First back-off after an infrastructure error, ms (doubles to 30 s). Default 250. */
+  errorBackoffMs?: number;
+}
+
+export interface StopOptions {
+  /** How long running jobs may finish before they are aborted and handed back, ms. Default 30_000. */
+  graceMs?: number;
+}
+
+export interface Worker {
+  /** Start the loop. Resolves once the queues are open and the loop runs. */
+  start(): Promise<void>;
+  /**
+   * Stop fetching, hand back jobs that did not start, wait for running ones up to
+   * `graceMs`, then abort them and hand them back. Resolves when no lease is held.
+   */
+  stop(options?: StopOptions): Promise<void>;
+  /** True between start() and the end of stop(). */
+  readonly running: boolean;
+  /** Number of jobs whose lease this worker holds. */
+  readonly held: number;
+}
+
+interface LaneState {
+  lane: Lane;
+  config: QueueConfig;
+  queue: Queue;
+  hint: number | undefined;
+  hintAt: number;
+}
+
+type Ending =
+  | { kind: "success" }
+  | { kind: "failure"; error: unknown; reason?: JobError["reason"] }
+  | { kind: "dead"; error: JobError }
+  | { kind: "release" };
+
+/** One reserved job while this worker holds its lease. */
+interface HeldJob {
+  lane: LaneState;
+  job: ReservedJob;
+  task: AnyTask | undefined;
+  startedAt: number;
+  running: boolean;
+  /** Set once the job's outcome is decided; later outcomes are ignored. */
+  settled: boolean;
+  /** Set while its ack/nack/release is in flight (no heartbeats then). */
+  finishing: boolean;
+  abortReason: Error | undefined;
+  controller: AbortController | undefined;
+  /** Ends the handler race early (time limit, lease lost, cancel, shutdown). */
+  interrupt: (() => void) | undefined;
+  timer: unknown;
+}
+
+const MAX_STACK = 8_192;
+
+export function toJobError(error: unknown, reason: JobError["reason"]): JobError {
+  if (error instanceof Error) {
+    const out: JobError = { name: error.name, message: error.message, reason };
+    if (error.stack) out.stack = error.stack.slice(0, MAX_STACK);
+    return out;
+  }
+  return { name: "Error", message: typeof error === "string" ? error : safeString(error), reason };
+}
+
+function safeString(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+export function createWorker(client: ClientInternals, options: WorkerOptions): Worker {
+  const concurrency = options.concurrency ?? 10;
+  if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+    throw new ConfigError("worker.concurrency", concurrency, "must be an integer >= 1");
+  }
+  const names = options.queues ?? [...client.configs.keys()];
+  if (!Array.isArray(names) || names.length === 0)
+    throw new ConfigError("worker.queues", names, "must be a non-empty array");
+  for (const [i, n] of names.entries()) {
+    if (!client.configs.has(n)) throw new ConfigError(`worker.queues[${i}]`, n, "no such queue");
+  }
+  const hintTtlMs = options.hintTtlMs ?? 1_000;
+  const errorBackoffMs = options.errorBackoffMs ?? 250;
+  const configs = names.map((n) => client.configs.get(n) as QueueConfig);
+  const heartbeatMs =
+    options.heartbeatMs ?? Math.max(50, Math.floor(Math.min(...configs.map((c) => c.leaseMs)) / 3));
+  const { adapter, clock, events } = client;
+  const caps = adapter.capabilities;
+
+  const selector = client.makeSelector();
+  const pool = new PQueue({ concurrency });
+  const slotFreed = new EventEmitter<{ free: () => void }>();
+  const held = new Map<string, HeldJob>();
+  const heldDrained = new EventEmitter<{ empty: () => void }>();
+  let lanes: LaneState[] = [];
+  const laneByFullName = new Map<string, LaneState>();
+  let running = false;
+  let stopping = false;
+  let loopDone: Promise<void> = Promise.resolve();
+  let stopPromise: Promise<void> | undefined;
+  let heartbeatTimer: unknown;
+  let unsubscribe: (() => Promise<void>) | undefined;
+  /** Aborts the current long poll (shutdown, or a local publish to another lane). */
+  let pollController: AbortController | undefined;
+  let drainedEmitted = false;
+
+  const key = (lane: LaneState, id: string) => `${lane.queue.name}\u0000${id}`;
+  const runningCount = () => pool.pending + pool.size;
+
+  // ── hints ─────────────────────────────────────────────────────────────────────────
+  const hintOf = (ls: LaneState): number | undefined =>
+    ls.hint !== undefined && clock.now() - ls.hintAt <= hintTtlMs ? ls.hint : undefined;
+  const setHint = (ls: LaneState, n: number | undefined) => {
+    ls.hint = n;
+    ls.hintAt = clock.now();
+  };
+  const selection: SelectionContext = {
+    get lanes() {
+      return lanes.map((l) => l.lane);
+    },
+    readyHint: (lane) => {
+      const ls = lanes.find((l) => l.lane === lane);
+      return ls ? hintOf(ls) : undefined;
+    },
+    probe: async (lane) => {
+      const ls = lanes.find((l) => l.lane === lane);
+      if (!ls) return 0;
+      const n = await ls.queue.probe();
+      setHint(ls, n);
+      return n;
+    },
+  };
+
+  const onLocalPublish = (queueName: string) => {
+    const ls = lanes.find((l) => l.config.name === queueName);
+    if (!ls) return;
+    setHint(ls, undefined);
+    // End a long poll on another lane so the new job starts now, not after longPollMs.
+    if (pollController && !pollController.signal.aborted) pollController.abort();
+  };
+
+  // ── settling ──────────────────────────────────────────────────────────────────────
+  type NackEntry = { h: HeldJob; item: NackItem };
+  type Pending = { acks: HeldJob[]; nacks: NackEntry[]; releases: HeldJob[] };
+  const pendingByLane = new Map<LaneState, Pending>();
+  let flushScheduled = false;
+
+  /** The lease is no longer ours: stop tracking the job. */
+  const forget = (h: HeldJob) => {
+    if (held.delete(key(h.lane, h.job.id)) && held.size === 0) heldDrained.emit("empty");
+  };
+
+  const abortJob = (h: HeldJob, reason: Error) => {
+    h.abortReason = reason;
+    if (h.timer !== undefined) clock.clearTimeout(h.timer as never);
+    h.controller?.abort(reason);
+    h.interrupt?.();
+  };
+
+  /**
+   * The lease is gone (lost, canceled, moved). From a heartbeat or an adapter event the
+   * handler may still run: abort it. From an ack/nack answer (`answered`) it has ended.
+   */
+  const loseJob = (h: HeldJob, status: "lost" | "canceled" | "put", answered = false) => {
+    if (h.settled && !answered) return; // its ack/nack is in flight: that answer decides
+    h.settled = true;
+    const ref = { queue: h.lane.config.name, jobId: h.job.id, task: h.job.task };
+    const reason =
+      status === "canceled" ? new CanceledError(h.job.id) : new LockLostError(h.job.id);
+    if (!answered) abortJob(h, reason);
+    if (status === "canceled") events.emit("canceled", ref);
+    else {
+      if (status === "lost" && clock.now() > h.job.lock.expiresAt) events.emit("stalled", ref);
+      events.emit(status === "put" ? "put" : "lock_lost", ref);
+    }
+    forget(h);
+  };
+
+  const scheduleFlush = () => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    // setImmediate gathers every job that finished in this turn into one adapter call.
+    setImmediate(() => {
+      flushScheduled = false;
+      void flushAll();
+    });
+  };
+
+  const pendingFor = (ls: LaneState): Pending => {
+    let p = pendingByLane.get(ls);
+    if (!p) {
+      p = { acks: [], nacks: [], releases: [] };
+      pendingByLane.set(ls, p);
+    }
+    return p;
+  };
+
+  const flushAll = async (): Promise<void> => {
+    const work: Promise<void>[] = [];
+    for (const [ls, p] of pendingByLane) {
+      if (p.acks.length + p.nacks.length + p.releases.length === 0) continue;
+      pendingByLane.set(ls, { acks: [], nacks: [], releases: [] });
+      work.push(flushLane(ls, p));
+    }
+    await Promise.all(work);
+  };
+
+  const chunks = <T>(items: T[]): T[][] => {
+    if (items.length <= caps.maxBatch) return items.length === 0 ? [] : [items];
+    const out: T[][] = [];
+    for (let i = 0; i < items.length; i += caps.maxBatch)
+      out.push(items.slice(i, i + caps.maxBatch));
+    return out;
+  };
+
+  /** Send one kind of settling call in batches; "ok" runs `onOk`, anything else loses the job. */
+  const sendBatched = async <T>(
+    ls: LaneState,
+    items: T[],
+    holder: (item: T) => HeldJob,
+    call: (batch: T[]) => Promise<LockStatus[]>,
+    onOk: (item: T) => void,
+    during: string,
+  ): Promise<void> => {
+    for (const batch of chunks(items)) {
+      let statuses: LockStatus[];
+      try {
+        statuses = await call(batch);
+      } catch (error) {
+        // Infrastructure failure: the outcome is unknown. The lease will expire and the
+        // job will be delivered again (at least once), so stop tracking it here.
+        events.emit("error", { error, during, queue: ls.config.name });
+        for (const item of batch) forget(holder(item));
+        continue;
+      }
+      batch.forEach((item, i) => {
+        const s = statuses[i] ?? "lost";
+        if (s === "ok") {
+          onOk(item);
+          forget(holder(item));
+        } else loseJob(holder(item), s, true);
+      });
+    }
+  };
+
+  const flushLane = async (ls: LaneState, p: Pending): Promise<void> => {
+    const queue = ls.config.name;
+    const self = (h: HeldJob) => h;
+    await Promise.all([
+      sendBatched(
+        ls,
+        p.acks,
+        self,
+        (b) => ls.queue.ack(b.map((h) => h.job.lock)),
+        (h) =>
+          events.emit("succeeded", {
+            queue,
+            jobId: h.job.id,
+            task: h.job.task,
+            attempt: h.job.attempt,
+            runMs: clock.now() - h.startedAt,
+          }),
+        "ack",
+      ),
+      sendBatched(
+        ls,
+        p.nacks,
+        (n) => n.h,
+        (b) => ls.queue.nack(b.map((n) => n.item)),
+        ({ h, item }) => {
+          const ref = {
+            queue,
+            jobId: h.job.id,
+            task: h.job.task,
+            attempt: h.job.attempt,
+            error: item.error,
+          };
+          if ("dead" in item) events.emit("failed", ref);
+          else events.emit("retrying", { ...ref, runAt: item.runAt });
+        },
+        "nack",
+      ),
+      sendBatched(
+        ls,
+        p.releases,
+        self,
+        (b) => ls.queue.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
+        () => {},
+        "release",
+      ),
+    ]);
+  };
+
+  /** Decide a held job's outcome (once) and queue the matching adapter call. */
+  const settle = (h: HeldJob, ending: Ending) => {
+    if (h.settled) return;
+    h.settled = true;
+    h.finishing = true;
+    if (h.timer !== undefined) clock.clearTimeout(h.timer as never);
+    const p = pendingFor(h.lane);
+    if (ending.kind === "success") p.acks.push(h);
+    else if (ending.kind === "release") p.releases.push(h);
+    else if (ending.kind === "dead")
+      p.nacks.push({ h, item: { lock: h.job.lock, dead: true, error: ending.error } });
+    else {
+      const task = h.task;
+      const unrecoverable = ending.error instanceof UnrecoverableError;
+      const error = toJobError(
+        ending.error,
+        ending.reason ?? (unrecoverable ? "unrecoverable" : "error"),
+      );
+      if (!task || unrecoverable || h.job.attempt >= task.retry.maxAttempts) {
+        p.nacks.push({ h, item: { lock: h.job.lock, dead: true, error } });
+      } else {
+        const runAt = clock.now() + backoffMs(task.retry, h.job.attempt, client.random);
+        p.nacks.push({ h, item: { lock: h.job.lock, runAt, error } });
+      }
+    }
+    scheduleFlush();
+  };
+
+  // ── running one job ───────────────────────────────────────────────────────────────
+  const makeContext = (h: HeldJob, appData: unknown): JobContext => {
+    const ref = { queue: h.lane.config.name, jobId: h.job.id, task: h.job.task };
+    return {
+      jobId: h.job.id,
+      attempt: h.job.attempt,
+      maxAttempts: h.task?.retry.maxAttempts ?? 1,
+      queue: h.lane.config.name,
+      task: h.job.task,
+      appData,
+      // Lazily created: an AbortController per job costs more than many handlers do.
+      get signal() {
+        if (!h.controller) {
+          h.controller = new AbortController();
+          if (h.abortReason) h.controller.abort(h.abortReason);
+        }
+        return h.controller.signal;
+      },
+      heartbeat: async () => {
+        if (h.settled) return false;
+        const [s] = await h.lane.queue.extend([h.job.lock], h.lane.config.leaseMs);
+        if (s === "ok") {
+          h.job.lock.expiresAt = clock.now() + h.lane.config.leaseMs;
+          return true;
+        }
+        loseJob(h, s ?? "lost");
+        return false;
+      },
+      progress: (value) => events.emit("progress", { ...ref, value }),
+      log: (message) => events.emit("progress", { ...ref, value: { log: message } }),
+    };
+  };
+
+  const execute = async (h: HeldJob): Promise<void> => {
+    if (h.settled) return;
+    const job = h.job;
+    if (job.malformed !== undefined) {
+      settle(h, {
+        kind: "dead",
+        error: { name: "MalformedJobError", message: job.malformed, reason: "malformed" },
+      });
+      return;
+    }
+    const task = h.task;
+    if (!task) {
+      settle(h, {
+        kind: "dead",
+        error: {
+          name: "UnknownTaskError",
+          message: `No worker task named "${job.task}"`,
+          reason: "unknown_task",
+        },
+      });
+      return;
+    }
+    // Kale's time budget: never start what cannot finish inside the lease we hold.
+    if (task.timeLimitMs !== undefined && clock.now() + task.timeLimitMs > job.lock.expiresAt) {
+      settle(h, { kind: "release" });
+      return;
+    }
+    let payload: unknown;
+    let appData: unknown;
+    try {
+      const raw = decodeJson(job.payload);
+      appData = job.appData === undefined ? undefined : decodeJson(job.appData);
+      const v = validatePayload(task, raw);
+      payload = v instanceof Promise ? await v : v;
+    } catch (error) {
+      const reason = error instanceof ValidationError ? "invalid_payload" : "malformed";
+      settle(h, { kind: "dead", error: toJobError(error, reason) });
+      return;
+    }
+    if (h.settled) return;
+    h.running = true;
+    h.startedAt = clock.now();
+    events.emit("started", {
+      queue: h.lane.config.name,
+      jobId: job.id,
+      task: job.task,
+      attempt: job.attempt,
+    });
+    const ctx = makeContext(h, appData);
+    if (task.timeLimitMs !== undefined) {
+      const limit = task.timeLimitMs;
+      h.timer = clock.setTimeout(() => {
+        if (h.settled) return;
+        const err = new TimeoutError(task.name, limit);
+        abortJob(h, err);
+        settle(h, { kind: "failure", error: err, reason: "timeout" });
+      }, limit);
+    }
+    try {
+      const result = task.run(payload, ctx);
+      if (result instanceof Promise) {
+        // Race the handler against an interrupt, so a handler that ignores its signal
+        // does not keep a slot (or the shutdown) waiting forever.
+        await new Promise<void>((resolve, reject) => {
+          h.interrupt = resolve;
+          result.then(() => resolve(), reject);
+        });
+      }
+      if (!h.settled) settle(h, { kind: "success" });
+    } catch (error) {
+      if (!h.settled) settle(h, { kind: "failure", error });
+    } finally {
+      h.running = false;
+      h.interrupt = undefined;
+    }
+  };
+
+  const dispatch = (ls: LaneState, job: ReservedJob) => {
+    const h: HeldJob = {
+      lane: ls,
+      job,
+      task: client.tasks.get(job.task),
+      startedAt: clock.now(),
+      running: false,
+      settled: false,
+      finishing: false,
+      abortReason: undefined,
+      controller: undefined,
+      interrupt: undefined,
+      timer: undefined,
+    };
+    held.set(key(ls, job.id), h);
+    drainedEmitted = false;
+    pool
+      .add(() => execute(h))
+      .catch((error) => events.emit("error", { error, during: "execute", queue: ls.config.name }));
+  };
+
+  // ── heartbeats ────────────────────────────────────────────────────────────────────
+  const heartbeat = async () => {
+    const byLane = new Map<LaneState, HeldJob[]>();
+    for (const h of held.values()) {
+      if (h.settled || h.finishing) continue;
+      const list = byLane.get(h.lane);
+      if (list) list.push(h);
+      else byLane.set(h.lane, [h]);
+    }
+    await Promise.all(
+      [...byLane].map(async ([ls, hs]) => {
+        for (const batch of chunks(hs)) {
+          const now = clock.now();
+          try {
+            const statuses = await ls.queue.extend(
+              batch.map((h) => h.job.lock),
+              ls.config.leaseMs,
+            );
+            batch.forEach((h, i) => {
+              const s = statuses[i] ?? "lost";
+              if (s === "ok") h.job.lock.expiresAt = now + ls.config.leaseMs;
+              else loseJob(h, s);
+            });
+          } catch (error) {
+            events.emit("error", { error, during: "heartbeat", queue: ls.config.name });
+          }
+        }
+      }),
+    );
+  };
+
+  const scheduleHeartbeat = () => {
+    heartbeatTimer = clock.setTimeout(() => {
+      void heartbeat().finally(() => {
+        if (running) scheduleHeartbeat();
+      });
+    }, heartbeatMs);
+  };
+
+  const onAdapterEvent = (event: AdapterEvent) => {
+    const ls = laneByFullName.get(event.queue);
+    if (!ls) return;
+    const h = held.get(key(ls, event.jobId));
+    if (h) loseJob(h, event.type === "canceled" ? "canceled" : "put");
+  };
+
+  // ── the loop ──────────────────────────────────────────────────────────────────────
+  const waitForSlot = async () => {
+    while (!stopping && runningCount() >= concurrency) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          slotFreed.off("free", done);
+          resolve();
+        };
+        slotFreed.on("free", done);
+      });
+    }
+  };
+  pool.addEventListener("next", () => slotFreed.emit("free"));
+
+  const serveLane = async (ls: LaneState) => {
+    for (let i = 0; i < ls.config.numIterations && !stopping; i++) {
+      await waitForSlot();
+      if (stopping) return;
+      const free = concurrency - runningCount();
+      const limit = Math.min(free, ls.config.batchSize, caps.maxBatch);
+      const allEmpty = lanes.every((l) => hintOf(l) === 0);
+      let waitMs = 0;
+      if (i === 0 && allEmpty) {
+        waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs);
+        if (!drainedEmitted && held.size === 0) {
+          drainedEmitted = true;
+          events.emit("drained", { queues: lanes.map((l) => l.config.name) });
+        }
+      }
+      pollController = new AbortController();
+      const result = await ls.queue.reserve({
+        limit,
+        leaseMs: ls.config.leaseMs,
+        waitMs,
+        signal: pollController.signal,
+      });
+      pollController = undefined;
+      const got = result.jobs.length;
+      setHint(ls, result.ready ?? (got < limit ? 0 : undefined));
+      if (stopping) {
+        // Reserved while shutting down: hand them back at once, unstarted and uncounted.
+        for (const job of result.jobs) {
+          dispatchRelease(ls, job);
+        }
+        return;
+      }
+      for (const job of result.jobs) dispatch(ls, job);
+      if (got === 0) return;
+    }
+  };
+
+  const dispatchRelease = (ls: LaneState, job: ReservedJob) => {
+    const h: HeldJob = {
+      lane: ls,
+      job,
+      task: undefined,
+      startedAt: clock.now(),
+      running: false,
+      settled: false,
+      finishing: false,
+      abortReason: undefined,
+      controller: undefined,
+      interrupt: undefined,
+      timer: undefined,
+    };
+    held.set(key(ls, job.id), h);
+    settle(h, { kind: "release" });
+  };
+
+  const loop = async () => {
+    let backoff = errorBackoffMs;
+    while (!stopping) {
+      try {
+        const lane = await selector.select(selection);
+        const ls = lanes.find((l) => l.lane === lane) ?? lanes[0];
+        if (!ls) return;
+        await serveLane(ls);
+        backoff = errorBackoffMs;
+      } catch (error) {
+        if (stopping) break;
+        if (error instanceof QueueClosedError) {
+          events.emit("error", { error, during: "reserve" });
+          break;
+        }
+        events.emit("error", { error, during: "loop" });
+        try {
+          await sleep(clock, backoff, stopSignal.signal);
+        } catch {
+          break;
+        }
+        backoff = Math.min(backoff * 2, 30_000);
+      }
+    }
+  };
+
+  const stopSignal = new AbortController();
+
+  return {
+    get running() {
+      return running;
+    },
+    get held() {
+      return held.size;
+    },
+    async start() {
+      if (running) return;
+      if (stopPromise) throw new QueueClosedError("worker");
+      const queues = await Promise.all(configs.map((c) => client.openQueue(c.name)));
+      lanes = configs.map((config, i) => ({
+        lane: { name: config.name, priority: config.priority },
+        config,
+        queue: queues[i] as Queue,
+        hint: undefined,
+        hintAt: 0,
+      }));
+      for (const ls of lanes) laneByFullName.set(ls.queue.name, ls);
+      if (adapter.subscribe && caps.subscribe)
+        unsubscribe = await adapter.subscribe(onAdapterEvent);
+      client.onLocalPublish.add(onLocalPublish);
+      running = true;
+      scheduleHeartbeat();
+      loopDone = loop();
+    },
+    stop({ graceMs = 30_000 }: StopOptions = {}) {
+      if (stopPromise) return stopPromise;
+      stopPromise = (async () => {
+        stopping = true;
+        stopSignal.abort();
+        pollController?.abort();
+        slotFreed.emit("free");
+        client.onLocalPublish.delete(onLocalPublish);
+        await loopDone;
+        // Wait for running handlers up to graceMs, then abort and hand back the rest.
+        if (pool.pending + pool.size > 0) {
+          const graceTimer = new AbortController();
+          await Promise.race([
+            pool.onIdle(),
+            sleep(clock, graceMs, graceTimer.signal).catch(() => {}),
+          ]);
+          graceTimer.abort();
+          for (const h of held.values()) {
+            if (!h.settled) {
+              abortJob(h, new ShutdownError());
+              settle(h, { kind: "release" });
+            }
+          }
+        }
+        await flushAll();
+        while (held.size > 0) {
+          await new Promise<void>((resolve) => {
+            heldDrained.once("empty", resolve);
+            scheduleFlush();
+          });
+        }
+        running = false;
+        if (heartbeatTimer !== undefined) clock.clearTimeout(heartbeatTimer as never);
+        await unsubscribe?.();
+      })();
+      return stopPromise;
+    },
+  };
+}
+
+export type { Lock };
