@@ -125,6 +125,26 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
       expect(await q.ack([second.lock])).toEqual(["ok"]);
     });
 
+    it("dead-letters a job whose lease expired more than maxStalls times", async (ctx) => {
+      const h = get();
+      if (!h.caps.get) return ctx.skip();
+      const q = await h.freshQueue({ maxStalls: 1 });
+      const put = h.job();
+      await q.put([put]);
+      await h.reserveAll(q, 1, h.unit); // stall 1: tolerated, handed out again
+      await h.waitFor(
+        async () => (await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).jobs[0],
+        "the second delivery",
+      );
+      // Stall 2 exceeds maxStalls: the job goes dead instead of being handed out again.
+      const info = await h.waitFor(async () => {
+        await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 });
+        const i = await q.get?.(put.id);
+        return i?.state === "failed" ? i : undefined;
+      }, "the stalled job to go dead");
+      expect(info.error).toMatchObject({ reason: "stalled" });
+    });
+
     it("extend moves the lease's expiry", async () => {
       const h = get();
       const q = await h.freshQueue();

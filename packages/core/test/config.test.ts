@@ -1,0 +1,212 @@
+import { createMemoryAdapter } from "@tasklane/adapter-memory";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  ConfigError,
+  createTasklane,
+  defineTask,
+  fromKaleConfig,
+  parseQueueConfig,
+} from "../src/index.ts";
+
+const task = defineTask({ name: "t", queue: "default", schema: z.object({}), run: () => {} });
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("queue config", () => {
+  it("fills Kale's defaults", () => {
+    expect(parseQueueConfig({ name: "default" }, "q")).toMatchObject({
+      name: "default",
+      priority: 1,
+      batchSize: 10,
+      leaseMs: 60_000,
+      longPollMs: 1_000,
+      numIterations: 5,
+      maxStalls: 3,
+    });
+  });
+
+  it("names the field and the value of an invalid option", () => {
+    const err = configError(() =>
+      createTasklane({
+        adapter: createMemoryAdapter(),
+        tasks: [],
+        queues: [{ name: "a" }, { name: "b", batchSize: 0 }],
+      }),
+    );
+    expect(err.field).toBe("queues[1].batchSize");
+    expect(err.value).toBe(0);
+    expect(err.code).toBe("CONFIG");
+    expect(err.message).toContain("queues[1].batchSize");
+  });
+
+  it("refuses unknown keys and points Kale users at fromKaleConfig", () => {
+    const err = configError(() =>
+      createTasklane({
+        adapter: createMemoryAdapter(),
+        tasks: [],
+        queues: [{ name: "a", batch_size: 5 } as never],
+      }),
+    );
+    expect(err.field).toBe("queues[0]");
+    expect(err.message).toContain("batch_size");
+    expect(err.message).toContain("fromKaleConfig");
+  });
+
+  it("refuses priorities outside 1..1000", () => {
+    expect(
+      configError(() => parseQueueConfig({ name: "a", priority: 1001 }, "queues[0]")).field,
+    ).toBe("queues[0].priority");
+  });
+
+  it("checks tasks against queues", () => {
+    const adapter = createMemoryAdapter();
+    const orphan = defineTask({ name: "o", queue: "nowhere", schema: z.object({}), run: () => {} });
+    expect(
+      configError(() => createTasklane({ adapter, queues: [{ name: "default" }], tasks: [orphan] }))
+        .field,
+    ).toBe("tasks[0].queue");
+    expect(
+      configError(() =>
+        createTasklane({ adapter, queues: [{ name: "default" }], tasks: [task, task] }),
+      ).field,
+    ).toBe("tasks[1].name");
+    const long = defineTask({
+      name: "l",
+      queue: "default",
+      schema: z.object({}),
+      timeLimitMs: 120_000,
+      run: () => {},
+    });
+    expect(
+      configError(() =>
+        createTasklane({ adapter, queues: [{ name: "default", leaseMs: 60_000 }], tasks: [long] }),
+      ).field,
+    ).toBe("tasks[0].timeLimitMs");
+  });
+
+  it("checks client options", () => {
+    const adapter = createMemoryAdapter();
+    const base = { adapter, queues: [{ name: "default" }], tasks: [task] };
+    expect(configError(() => createTasklane({ ...base, namespace: "v1.2" })).field).toBe(
+      "namespace",
+    );
+    expect(configError(() => createTasklane({ ...base, selector: "fastest" as never })).field).toBe(
+      "selector",
+    );
+    expect(configError(() => createTasklane({ ...base, maxPayloadBytes: -1 })).field).toBe(
+      "maxPayloadBytes",
+    );
+    expect(configError(() => createTasklane({ ...base, queues: [] })).field).toBe("queues");
+    expect(configError(() => createTasklane(base).worker({ concurrency: 0 })).field).toBe(
+      "worker.concurrency",
+    );
+    expect(configError(() => createTasklane(base).worker({ queues: ["nope"] })).field).toBe(
+      "worker.queues[0]",
+    );
+  });
+
+  it("checks task definitions", () => {
+    expect(
+      configError(() => defineTask({ name: "", queue: "q", schema: z.object({}), run: () => {} }))
+        .field,
+    ).toBe("task.name");
+    expect(
+      configError(() => defineTask({ name: "x", queue: "q", schema: {} as never, run: () => {} }))
+        .field,
+    ).toBe('task("x").schema');
+    expect(
+      configError(() =>
+        defineTask({
+          name: "x",
+          queue: "q",
+          schema: z.object({}),
+          retry: { maxAttempts: 0 },
+          run: () => {},
+        }),
+      ).field,
+    ).toBe('task("x").retry.maxAttempts');
+    expect(
+      configError(() =>
+        defineTask({ name: "x", queue: "q", schema: z.object({}), timeLimitMs: -5, run: () => {} }),
+      ).field,
+    ).toBe('task("x").timeLimitMs');
+  });
+});
+
+describe("fromKaleConfig", () => {
+  it("maps Kale's example queue YAML one to one", () => {
+    const kale = {
+      high_priority: {
+        name: "high_priority",
+        priority: 100,
+        batch_size: 10,
+        visibility_timeout_sec: 60,
+        long_poll_time_sec: 1,
+        num_iterations: 10,
+      },
+      default: {
+        name: "default",
+        priority: 40,
+        batch_size: 10,
+        visibility_timeout_sec: 60,
+        long_poll_time_sec: 1,
+        num_iterations: 5,
+      },
+      low_priority: {
+        name: "low_priority",
+        priority: 5,
+        batch_size: 10,
+        visibility_timeout_sec: 60,
+        long_poll_time_sec: 5,
+        num_iterations: 5,
+      },
+    };
+    const queues = fromKaleConfig(kale);
+    expect(queues).toEqual([
+      {
+        name: "high_priority",
+        priority: 100,
+        batchSize: 10,
+        leaseMs: 60_000,
+        longPollMs: 1_000,
+        numIterations: 10,
+      },
+      {
+        name: "default",
+        priority: 40,
+        batchSize: 10,
+        leaseMs: 60_000,
+        longPollMs: 1_000,
+        numIterations: 5,
+      },
+      {
+        name: "low_priority",
+        priority: 5,
+        batchSize: 10,
+        leaseMs: 60_000,
+        longPollMs: 5_000,
+        numIterations: 5,
+      },
+    ]);
+    // The result is valid tasklane config.
+    expect(() =>
+      createTasklane({ adapter: createMemoryAdapter(), queues, tasks: [] }),
+    ).not.toThrow();
+  });
+
+  it("takes the entry key as the name and refuses unknown keys", () => {
+    expect(fromKaleConfig({ q: { priority: 3 } })).toEqual([{ name: "q", priority: 3 }]);
+    expect(
+      configError(() => fromKaleConfig({ q: { priority: 3, visibility: 5 } as never })).field,
+    ).toBe("kale.q.visibility");
+  });
+});

@@ -1,0 +1,245 @@
+import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  type Adapter,
+  AdapterError,
+  createTasklane,
+  defineTask,
+  type Queue,
+  type Tasklane,
+  type TasklaneEvents,
+} from "../src/index.ts";
+
+/** Wrap an adapter's queues to observe or bend calls (a slow network, a flaky backend). */
+function wrapAdapter(inner: Adapter, wrapQueue: (q: Queue) => Queue): Adapter {
+  return {
+    ...inner,
+    name: inner.name,
+    capabilities: inner.capabilities,
+    queue: async (n, o) => wrapQueue(await inner.queue(n, o)),
+    close: () => inner.close(),
+    ...(inner.subscribe ? { subscribe: inner.subscribe.bind(inner) } : {}),
+  };
+}
+
+function wrapQueue(q: Queue, overrides: Partial<Queue>): Queue {
+  return new Proxy(q, {
+    get(target, prop, receiver) {
+      if (prop in overrides) return overrides[prop as keyof Queue];
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+const open: Tasklane[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
+});
+
+function record<K extends keyof TasklaneEvents>(tl: Tasklane, name: K): Array<TasklaneEvents[K]> {
+  const list: Array<TasklaneEvents[K]> = [];
+  tl.events.on(name, ((e: TasklaneEvents[K]) => list.push(e)) as never);
+  return list;
+}
+
+describe("worker", () => {
+  it("hands back a job whose time limit no longer fits in its lease (Kale's time budget)", async () => {
+    const clock = createManualClock();
+    let shortened = 0;
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapQueue(q, {
+        reserve: async (o) => {
+          const r = await q.reserve(o);
+          // The first delivery arrives with only 1 s of its lease left (a slow network).
+          for (const j of r.jobs) if (shortened++ === 0) j.lock.expiresAt = clock.now() + 1_000;
+          return r;
+        },
+      }),
+    );
+    const attempts: number[] = [];
+    const task = defineTask({
+      name: "t",
+      queue: "q",
+      schema: z.object({}),
+      timeLimitMs: 5_000,
+      run: (_p, ctx) => void attempts.push(ctx.attempt),
+    });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      queues: [{ name: "q", leaseMs: 30_000 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const started = record(tl, "started");
+    await tl.publish(task, {});
+    await tl.worker().start();
+    for (let i = 0; i < 50 && attempts.length === 0; i++) await clock.advance(100);
+    // Handed back unstarted, then run on the next delivery with the same attempt number.
+    expect(shortened).toBeGreaterThanOrEqual(2);
+    expect(started).toHaveLength(1);
+    expect(attempts).toEqual([1]);
+  });
+
+  it("does not spin while every lane is empty", async () => {
+    const clock = createManualClock();
+    let calls = 0;
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapQueue(q, {
+        reserve: (o) => {
+          calls++;
+          return q.reserve(o);
+        },
+        probe: () => {
+          calls++;
+          return q.probe();
+        },
+      }),
+    );
+    const task = defineTask({ name: "t", queue: "high", schema: z.object({}), run: () => {} });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      queues: [
+        { name: "high", priority: 100, longPollMs: 1_000 },
+        { name: "default", priority: 40, longPollMs: 1_000 },
+        { name: "low", priority: 5, longPollMs: 5_000 },
+      ],
+      tasks: [task],
+    });
+    open.push(tl);
+    const drained = record(tl, "drained");
+    await tl.worker().start();
+    await clock.advance(60_000);
+    // At most one long poll per second plus one look at each lane when hints go stale.
+    expect(calls).toBeLessThanOrEqual(60 * 4);
+    expect(calls).toBeGreaterThan(10);
+    expect(drained.length).toBe(1);
+  });
+
+  it("starts a job published in-process at once, even while long-polling another lane", async () => {
+    const clock = createManualClock();
+    const ran: string[] = [];
+    const low = defineTask({
+      name: "low",
+      queue: "low",
+      schema: z.object({}),
+      run: () => void ran.push("low"),
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      queues: [
+        { name: "high", priority: 100, longPollMs: 60_000 },
+        { name: "low", priority: 5, longPollMs: 60_000 },
+      ],
+      tasks: [low],
+    });
+    open.push(tl);
+    await tl.worker().start();
+    await clock.advance(5_000); // everything empty: the worker is in a long poll
+    await tl.publish(low, {});
+    for (let i = 0; i < 20 && ran.length === 0; i++) await clock.advance(0);
+    expect(ran).toEqual(["low"]);
+  });
+
+  it("passes appData, prefixes the namespace and emits progress", async () => {
+    const clock = createManualClock();
+    const memory = createMemoryAdapter({ clock });
+    const names: string[] = [];
+    const adapter = wrapAdapter(memory, (q) => {
+      names.push(q.name);
+      return q;
+    });
+    let seen: unknown;
+    const task = defineTask({
+      name: "t",
+      queue: "default",
+      schema: z.object({ n: z.number() }),
+      run: (p, ctx) => {
+        seen = ctx.appData;
+        ctx.progress({ pct: 50 });
+        ctx.log(`n=${p.n}`);
+      },
+    });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      namespace: "v42",
+      queues: [{ name: "default" }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const progress = record(tl, "progress");
+    const succeeded = record(tl, "succeeded");
+    await tl.publish(task, { n: 7 }, { appData: { env: "staging" } });
+    await tl.worker().start();
+    for (let i = 0; i < 20 && succeeded.length === 0; i++) await clock.advance(10);
+    expect(names).toEqual(["v42_default"]);
+    expect(seen).toEqual({ env: "staging" });
+    expect(progress.map((e) => e.value)).toEqual([{ pct: 50 }, { log: "n=7" }]);
+  });
+
+  it("survives a failing backend: reports the error, backs off and goes on", async () => {
+    const clock = createManualClock();
+    let failures = 2;
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapQueue(q, {
+        reserve: async (o) => {
+          if (failures > 0) {
+            failures--;
+            throw new AdapterError("flaky", "connection reset");
+          }
+          return q.reserve(o);
+        },
+      }),
+    );
+    const task = defineTask({ name: "t", queue: "q", schema: z.object({}), run: () => {} });
+    const tl = createTasklane({ adapter, clock, queues: [{ name: "q" }], tasks: [task] });
+    open.push(tl);
+    const errors = record(tl, "error");
+    const succeeded = record(tl, "succeeded");
+    await tl.publish(task, {});
+    await tl.worker().start();
+    for (let i = 0; i < 100 && succeeded.length === 0; i++) await clock.advance(100);
+    expect(errors.map((e) => (e.error as Error).message)).toEqual([
+      "[flaky] connection reset",
+      "[flaky] connection reset",
+    ]);
+    expect(succeeded).toHaveLength(1);
+  });
+
+  it("keeps running jobs at the configured concurrency", async () => {
+    const clock = createManualClock();
+    let running = 0;
+    let peak = 0;
+    const task = defineTask({
+      name: "t",
+      queue: "q",
+      schema: z.object({}),
+      run: async () => {
+        peak = Math.max(peak, ++running);
+        await new Promise<void>((r) => clock.setTimeout(r, 1_000));
+        running--;
+      },
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      queues: [{ name: "q", batchSize: 100 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const succeeded = record(tl, "succeeded");
+    await tl.publishMany(
+      task,
+      Array.from({ length: 100 }, () => ({ payload: {} })),
+    );
+    await tl.worker({ concurrency: 25 }).start();
+    for (let i = 0; i < 100 && succeeded.length < 100; i++) await clock.advance(250);
+    expect(succeeded).toHaveLength(100);
+    expect(peak).toBe(25);
+  });
+});
