@@ -1,0 +1,67 @@
+/**
+ * `npm run bench [-- --quick] [-- --only <system|backend|scenario>[,...]] [-- --repeats N]`
+ *
+ * The orchestrator plans the cases, starts its own redis-server and fauxqs, runs every
+ * case in a fresh child process (this same file with `--child`), and writes
+ * results/results.jsonl and results/latest.md.
+ */
+import { parseArgs } from "node:util";
+import { runCase } from "./child.ts";
+import { orchestrate } from "./orchestrator.ts";
+import type { CaseSpec } from "./types.ts";
+
+const HELP = `Usage: npm run bench -- [options]
+
+  --quick              about 2 minutes: smaller sizes, one run per case
+  --only <list>        comma-separated systems, backends (memory, redis, sqs), scenarios or
+                       scenario prefixes (publish, process, latency); repeatable
+  --repeats <n>        runs per case (default: 3 full, 1 quick)
+  --jobs <n>           jobs per memory/Redis case (default: 20000 full, 5000 quick)
+  --sqs-jobs <n>       jobs per SQS case (default: 5000 full, 1000 quick)
+  --list               print the systems and scenarios, run nothing
+  --help               this text
+`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string", multiple: true },
+    repeats: { type: "string" },
+    jobs: { type: "string" },
+    "sqs-jobs": { type: "string" },
+    list: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+    child: { type: "string" },
+  },
+  strict: true,
+  allowPositionals: false,
+});
+
+if (values.child !== undefined) {
+  const spec = JSON.parse(values.child) as CaseSpec;
+  const result = await runCase(spec);
+  // Exit explicitly: a peer may leave timers or sockets behind after teardown.
+  process.send?.(result, () => process.exit(0));
+} else if (values.help) {
+  process.stdout.write(HELP);
+} else {
+  const positiveInt = (name: string, raw: string | undefined): number | undefined => {
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) {
+      process.stderr.write(`--${name} must be a positive integer, got "${raw}"\n`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const code = await orchestrate({
+    quick: values.quick,
+    only: (values.only ?? []).flatMap((item) => item.split(",")).filter((item) => item !== ""),
+    repeats: positiveInt("repeats", values.repeats),
+    jobs: positiveInt("jobs", values.jobs),
+    sqsJobs: positiveInt("sqs-jobs", values["sqs-jobs"]),
+    list: values.list,
+    argv: process.argv.slice(2),
+  });
+  process.exitCode = code;
+}

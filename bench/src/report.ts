@@ -1,0 +1,272 @@
+/**
+ * Medians over the repeats of each case, ratios to each backend's baseline, and the
+ * Markdown tables of latest.md (and of the README on a full unfiltered run).
+ */
+import type { MachineInfo } from "./machine.ts";
+import { SCENARIOS } from "./profiles.ts";
+import { median } from "./stats.ts";
+import { BASELINES, SYSTEMS } from "./systems/index.ts";
+import type { Backend, CaseResult, Metrics, Profile, ScenarioName } from "./types.ts";
+
+/** Medians of one (system, scenario) over its successful runs. */
+export interface Summary {
+  system: string;
+  backend: Backend;
+  scenario: ScenarioName;
+  runs: number;
+  failed: number;
+  /** The first failure's message, for the report. */
+  error?: string;
+  medians: Metrics;
+}
+
+export function summarise(results: CaseResult[]): Summary[] {
+  const groups = new Map<string, CaseResult[]>();
+  for (const result of results) {
+    const key = `${result.system}\u0000${result.scenario}`;
+    const group = groups.get(key) ?? [];
+    group.push(result);
+    groups.set(key, group);
+  }
+  const summaries: Summary[] = [];
+  for (const group of groups.values()) {
+    const first = group[0];
+    if (!first) continue;
+    const ok = group.filter((result) => result.ok);
+    const keys = new Set(ok.flatMap((result) => Object.keys(result.metrics)));
+    const medians: Metrics = {};
+    for (const key of keys) {
+      medians[key] = median(ok.map((result) => result.metrics[key] ?? Number.NaN));
+    }
+    const failure = group.find((result) => !result.ok);
+    summaries.push({
+      system: first.system,
+      backend: first.backend,
+      scenario: first.scenario,
+      runs: ok.length,
+      failed: group.length - ok.length,
+      ...(failure?.error ? { error: failure.error.split("\n")[0] ?? "" } : {}),
+      medians,
+    });
+  }
+  return summaries;
+}
+
+export interface ReportContext {
+  runId: string;
+  date: string;
+  machine: MachineInfo;
+  loadAtEnd: number[];
+  versions: Record<string, string>;
+  profile: Profile;
+  command: string;
+  filtered: boolean;
+  durationSec: number;
+}
+
+type Format = (value: number) => string;
+
+const integer: Format = (value) => Math.round(value).toLocaleString("en-US");
+const decimal: Format = (value) =>
+  value >= 100 ? integer(value) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
+
+function ratio(value: number, baseline: number | undefined): string {
+  if (
+    baseline === undefined ||
+    !Number.isFinite(value) ||
+    !Number.isFinite(baseline) ||
+    baseline === 0
+  ) {
+    return "";
+  }
+  const r = value / baseline;
+  return ` (${r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(1) : r.toFixed(2)}×)`;
+}
+
+class Lookup {
+  private readonly map = new Map<string, Summary>();
+  constructor(summaries: Summary[]) {
+    for (const summary of summaries) this.map.set(`${summary.system}/${summary.scenario}`, summary);
+  }
+  get(system: string, scenario: ScenarioName): Summary | undefined {
+    return this.map.get(`${system}/${scenario}`);
+  }
+}
+
+/** One table cell: the median, the ratio to the baseline's median, failures flagged. */
+function cell(
+  lookup: Lookup,
+  system: string,
+  baseline: string,
+  scenario: ScenarioName,
+  metric: string,
+  format: Format,
+  withRatio = true,
+): string {
+  const summary = lookup.get(system, scenario);
+  if (!summary) return "–";
+  const value = summary.medians[metric];
+  if (summary.runs === 0 || value === undefined || !Number.isFinite(value)) {
+    return summary.failed > 0 ? "failed" : "n/a";
+  }
+  const base = lookup.get(baseline, scenario)?.medians[metric];
+  const flag = summary.failed > 0 ? ` ⚠${summary.failed} failed` : "";
+  const showRatio = withRatio && system !== baseline;
+  return `${format(value)}${showRatio ? ratio(value, base) : ""}${flag}`;
+}
+
+function latencyCell(
+  lookup: Lookup,
+  system: string,
+  baseline: string,
+  scenario: ScenarioName,
+): string {
+  const summary = lookup.get(system, scenario);
+  if (!summary) return "–";
+  const { p50Ms, p90Ms, p99Ms } = summary.medians;
+  if (summary.runs === 0 || p50Ms === undefined || p90Ms === undefined || p99Ms === undefined) {
+    return summary.failed > 0 ? "failed" : "n/a";
+  }
+  const base = lookup.get(baseline, scenario)?.medians.p99Ms;
+  const flag = summary.failed > 0 ? ` ⚠${summary.failed} failed` : "";
+  const r = system === baseline ? "" : ratio(p99Ms, base);
+  return `${decimal(p50Ms)} / ${decimal(p90Ms)} / ${decimal(p99Ms)}${r}${flag}`;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const lines = [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`];
+  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
+  return lines.join("\n");
+}
+
+const BACKEND_TITLES: Record<Backend, string> = {
+  memory: "In-process (memory)",
+  redis: "Redis",
+  sqs: "SQS (fauxqs)",
+};
+
+/** The tables for every backend that has results. */
+export function renderTables(summaries: Summary[], profile: Profile): string {
+  const lookup = new Lookup(summaries);
+  const sections: string[] = [];
+  for (const backend of ["memory", "redis", "sqs"] as const) {
+    const systems = SYSTEMS.filter(
+      (system) => system.backend === backend && summaries.some((s) => s.system === system.name),
+    ).map((system) => system.name);
+    if (systems.length === 0) continue;
+    const baseline = BASELINES[backend];
+    const jobs = backend === "sqs" ? profile.sqsJobs : profile.jobs;
+    const label = (name: string) => (name === baseline ? `${name} (baseline)` : name);
+    sections.push(`### ${BACKEND_TITLES[backend]}: baseline ${baseline}`);
+    sections.push(
+      `Throughput, jobs/s (${integer(jobs)} no-op jobs; ratio to ${baseline}, higher is better)`,
+    );
+    sections.push(
+      table(
+        [
+          "system",
+          "publish 1-by-1",
+          "publish bulk",
+          "process c=1",
+          "process c=10",
+          "process c=100",
+        ],
+        systems.map((system) => [
+          label(system),
+          cell(lookup, system, baseline, "publish-single", "jobsPerSec", integer),
+          cell(lookup, system, baseline, "publish-bulk", "jobsPerSec", integer),
+          cell(lookup, system, baseline, "process-c1", "jobsPerSec", integer),
+          cell(lookup, system, baseline, "process-c10", "jobsPerSec", integer),
+          cell(lookup, system, baseline, "process-c100", "jobsPerSec", integer),
+        ]),
+      ),
+    );
+    sections.push(
+      `Latency publish → start at ${profile.latencyRatePerSec} jobs/s into an idle worker ` +
+        `(concurrency ${profile.latencyConcurrency}), ms p50 / p90 / p99 (ratio of p99, lower is better)`,
+    );
+    sections.push(
+      table(
+        ["system", "latency", "latency, random priorities 1–10"],
+        systems.map((system) => [
+          label(system),
+          latencyCell(lookup, system, baseline, "latency"),
+          latencyCell(lookup, system, baseline, "latency-priority"),
+        ]),
+      ),
+    );
+    const memoryLabel =
+      backend === "memory" ? "heap bytes / waiting job" : "backend bytes / waiting job";
+    const requestLabel =
+      backend === "sqs" ? "SQS requests / job" : backend === "redis" ? "Redis commands / job" : "";
+    const costHeader = ["system"];
+    if (backend !== "sqs") costHeader.push(memoryLabel);
+    if (backend !== "memory") {
+      costHeader.push(`${requestLabel} c=10`, `${requestLabel} c=100`);
+      if (backend === "redis") costHeader.push("round trips / job c=10", "round trips / job c=100");
+    }
+    costHeader.push("worker RSS peak MB c=100", "heap peak MB c=100");
+    sections.push(
+      "Cost (publish in bulk + process; lower is better; Redis commands include those run inside scripts)",
+    );
+    sections.push(
+      table(
+        costHeader,
+        systems.map((system) => {
+          const row = [label(system)];
+          if (backend !== "sqs") {
+            row.push(cell(lookup, system, baseline, "process-c100", "backendBytesPerJob", integer));
+          }
+          if (backend !== "memory") {
+            row.push(
+              cell(lookup, system, baseline, "process-c10", "requestsPerJob", decimal),
+              cell(lookup, system, baseline, "process-c100", "requestsPerJob", decimal),
+            );
+            if (backend === "redis") {
+              row.push(
+                cell(lookup, system, baseline, "process-c10", "roundTripsPerJob", decimal),
+                cell(lookup, system, baseline, "process-c100", "roundTripsPerJob", decimal),
+              );
+            }
+          }
+          row.push(
+            cell(lookup, system, baseline, "process-c100", "rssPeakMb", integer, false),
+            cell(lookup, system, baseline, "process-c100", "heapPeakMb", integer, false),
+          );
+          return row;
+        }),
+      ),
+    );
+  }
+  const failures = summaries.filter((summary) => summary.failed > 0);
+  if (failures.length > 0) {
+    sections.push("Failures (first error of each case; details in results.jsonl):");
+    sections.push(
+      failures
+        .map((f) => `- ${f.system} / ${f.scenario}: ${f.failed} failed: ${f.error ?? "?"}`)
+        .join("\n"),
+    );
+  }
+  return sections.join("\n\n");
+}
+
+export function renderLatest(summaries: Summary[], context: ReportContext): string {
+  const { machine, profile } = context;
+  const versions = Object.entries(context.versions)
+    .map(([name, version]) => `${name} ${version}`)
+    .join(", ");
+  const scenarios = SCENARIOS.join(", ");
+  return [
+    "# tasklane benchmarks: latest run",
+    "",
+    `- Date: ${context.date} (run ${context.runId}, ${Math.round(context.durationSec)} s, profile ${profile.name}${context.filtered ? ", filtered" : ""})`,
+    `- Machine: ${machine.cores} cores, ${machine.cpuModel}, ${machine.memoryGiB} GiB; load average ${machine.loadAverage.join(" ")} at start, ${context.loadAtEnd.join(" ")} at end`,
+    `- Node ${machine.node}; commit ${machine.commit}`,
+    `- Versions: ${versions}`,
+    `- Each case: median of ${profile.repeats} run(s), each in a fresh process, systems alternating; scenarios: ${scenarios}`,
+    `- Reproduce: \`${context.command}\``,
+    "",
+    renderTables(summaries, profile),
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,71 @@
+/**
+ * Every system under test. Adding one is one file in this folder exporting
+ * `system: BenchSystem`, plus one entry here. Modules load lazily: a child imports only
+ * the system it measures.
+ */
+import type { Backend, SystemEntry } from "../types.ts";
+
+export const SYSTEMS: SystemEntry[] = [
+  {
+    name: "p-queue",
+    backend: "memory",
+    packageName: "p-queue",
+    priorities: true,
+    description: "bare in-process promise queue (the ceiling for the memory adapter)",
+    load: async () => (await import("./p-queue.ts")).system,
+  },
+  {
+    name: "bullmq",
+    backend: "redis",
+    packageName: "bullmq",
+    priorities: true,
+    description: "BullMQ, jobs removed on completion",
+    load: async () => (await import("./bullmq.ts")).system,
+  },
+  {
+    name: "bee-queue",
+    backend: "redis",
+    packageName: "bee-queue",
+    priorities: false,
+    description: "Bee-Queue, events off, jobs removed on success",
+    load: async () => (await import("./bee-queue.ts")).system,
+  },
+  {
+    name: "raw-ioredis",
+    backend: "redis",
+    packageName: "ioredis",
+    priorities: false,
+    description: "LPUSH / auto-pipelined RPOP loops, BRPOP when idle; no ack (physical ceiling)",
+    load: async () => (await import("./raw-ioredis.ts")).system,
+  },
+  {
+    name: "sqs-consumer",
+    backend: "sqs",
+    packageName: "sqs-consumer",
+    priorities: false,
+    description: "sqs-consumer, ceil(c/10) consumers of batchSize min(c,10); SDK producer",
+    load: async () => (await import("./sqs-consumer.ts")).system,
+  },
+  {
+    name: "raw-sqs",
+    backend: "sqs",
+    packageName: "@aws-sdk/client-sqs",
+    priorities: false,
+    description: "bare SDK loop: receive 10, DeleteMessageBatch, ceil(c/10) pollers (ceiling)",
+    load: async () => (await import("./raw-sqs.ts")).system,
+  },
+];
+
+/** The system each backend's ratios are computed against. */
+export const BASELINES: Record<Backend, string> = {
+  memory: "p-queue",
+  redis: "bullmq",
+  sqs: "sqs-consumer",
+};
+
+export function findSystem(name: string): SystemEntry {
+  const entry = SYSTEMS.find((system) => system.name === name);
+  if (!entry)
+    throw new Error(`unknown system "${name}" (known: ${SYSTEMS.map((s) => s.name).join(", ")})`);
+  return entry;
+}
