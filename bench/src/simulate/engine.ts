@@ -1,0 +1,357 @@
+/**
+ * The discrete-event simulation: virtual time only, nothing waits for real. Every lane
+ * gets its arrival stream (seeded per lane, so every selector sees the very same jobs
+ * with the very same durations), N workers run tasklane's worker loop over it, and every
+ * backend request is counted.
+ *
+ * The worker loop mirrors packages/core/src/worker.ts:
+ *   select a lane → up to numIterations reserves of min(free slots, batchSize), each after
+ *   waiting for a free slot, leaving early on an empty one → select again.
+ * A reserve waits (long poll, the lane's longPollMs) only on the first batch of a stay and
+ * only when every lane's hint is 0; otherwise it returns at once. Hints are the ready
+ * count learned from the worker's own last reserve or probe of the lane, trusted for
+ * hintTtlMs.
+ */
+import { createSelector, type Lane, type SelectionContext, type Selector } from "@tasklane/core";
+import { createArrivals } from "./arrivals.ts";
+import { EventHeap } from "./heap.ts";
+import type { LaneSpec, SimulationOptions, WorkloadSpec } from "./model.ts";
+import { sampleDuration, stream } from "./random.ts";
+
+export interface LaneResult {
+  name: string;
+  priority: number;
+  arrived: number;
+  /** Jobs started before the end. */
+  served: number;
+  meanWaitMs: number;
+  p50WaitMs: number;
+  p99WaitMs: number;
+  /** Longest wait of a job that started. */
+  maxServedWaitMs: number;
+  /** Age at the end of the oldest job still waiting (0 if none). */
+  oldestWaitingMs: number;
+  /** max(maxServedWaitMs, oldestWaitingMs): the starvation measure. */
+  longestWaitMs: number;
+  waitingAtEnd: number;
+  /** Fraction of all worker slot-time spent running this lane's jobs. */
+  share: number;
+  /** Times a worker selected this lane. */
+  selections: number;
+}
+
+export interface RunResult {
+  workload: string;
+  selector: string;
+  lanes: LaneResult[];
+  served: number;
+  /** Receives (including empty ones and long polls) plus probes. */
+  requests: number;
+  receives: number;
+  emptyReceives: number;
+  probes: number;
+  /** Long polls that ended empty at their deadline. */
+  idlePolls: number;
+  requestsPerJob: number;
+  requestsPerSec: number;
+  /** Fraction of worker slot-time spent running jobs. */
+  utilisation: number;
+  selections: number;
+}
+
+interface LaneRuntime {
+  index: number;
+  spec: LaneSpec;
+  lane: Lane;
+  arrivals: number[];
+  durations: number[];
+  head: number;
+  waiters: WorkerRuntime[];
+  waits: number[];
+  busyMs: number;
+  arrived: number;
+  selections: number;
+}
+
+interface WorkerRuntime {
+  id: number;
+  selector: Selector;
+  context: SelectionContext;
+  hints: Array<number | undefined>;
+  hintAt: number[];
+  running: number;
+  lane: LaneRuntime | undefined;
+  iteration: number;
+  /** Continuation waiting for a free slot. */
+  resume: (() => void) | undefined;
+  /** The long poll in progress, if any. */
+  poll: { lane: LaneRuntime; limit: number; done: boolean } | undefined;
+  probes: number;
+}
+
+export async function simulate(
+  workload: WorkloadSpec,
+  selectorName: string,
+  options: SimulationOptions,
+): Promise<RunResult> {
+  const { durationMs: endMs, requestMs, hintTtlMs } = options;
+  const heap = new EventHeap();
+  let now = 0;
+  let requests = 0;
+  let receives = 0;
+  let emptyReceives = 0;
+  let probes = 0;
+  let idlePolls = 0;
+  let selections = 0;
+
+  const lanes: LaneRuntime[] = workload.lanes.map((spec, index) => ({
+    index,
+    spec,
+    lane: { name: spec.name, priority: spec.priority },
+    arrivals: [],
+    durations: [],
+    head: 0,
+    waiters: [],
+    waits: [],
+    busyMs: 0,
+    arrived: 0,
+    selections: 0,
+  }));
+  const laneOf = new Map<Lane, LaneRuntime>(lanes.map((l) => [l.lane, l]));
+  const laneList: ReadonlyArray<Lane> = lanes.map((l) => l.lane);
+  const queued = (l: LaneRuntime) => l.arrivals.length - l.head;
+
+  // ── arrivals ──────────────────────────────────────────────────────────────────────
+  for (const l of lanes) {
+    const next = createArrivals(
+      l.spec.arrivals,
+      stream(options.seed, `arrivals:${l.spec.name}`),
+      endMs,
+    );
+    const durationRandom = stream(options.seed, `durations:${l.spec.name}`);
+    const arrive = () => {
+      l.arrivals.push(now);
+      l.durations.push(sampleDuration(l.spec.duration, durationRandom));
+      l.arrived++;
+      const waiter = l.waiters.shift();
+      if (waiter?.poll !== undefined) {
+        // A long poll returns as soon as a job is there (its response leg still costs time).
+        waiter.poll.done = true;
+        const { limit } = waiter.poll;
+        waiter.poll = undefined;
+        respond(waiter, l, limit, take(waiter, l, limit, now + requestMs / 2), requestMs / 2);
+      }
+      const at = next();
+      if (at !== undefined) heap.push(at, arrive);
+    };
+    const first = next();
+    if (first !== undefined) heap.push(first, arrive);
+  }
+
+  // ── hints ─────────────────────────────────────────────────────────────────────────
+  const hintOf = (w: WorkerRuntime, l: LaneRuntime): number | undefined => {
+    const hint = w.hints[l.index];
+    return hint !== undefined && now - w.hintAt[l.index]! <= hintTtlMs ? hint : undefined;
+  };
+  const setHint = (w: WorkerRuntime, l: LaneRuntime, hint: number | undefined) => {
+    w.hints[l.index] = hint;
+    w.hintAt[l.index] = now;
+  };
+
+  // ── jobs ──────────────────────────────────────────────────────────────────────────
+  /** Take up to `limit` jobs for `w`, starting at `startAt`. Returns how many. */
+  const take = (w: WorkerRuntime, l: LaneRuntime, limit: number, startAt: number): number => {
+    const count = Math.min(limit, queued(l));
+    for (let i = 0; i < count; i++) {
+      const arrivedAt = l.arrivals[l.head]!;
+      const duration = l.durations[l.head]!;
+      l.head++;
+      l.waits.push(startAt - arrivedAt);
+      l.busyMs += Math.max(0, Math.min(startAt + duration, endMs) - startAt);
+      w.running++;
+      heap.push(startAt + duration, () => {
+        w.running--;
+        const resume = w.resume;
+        if (resume !== undefined) {
+          w.resume = undefined;
+          resume();
+        }
+      });
+    }
+    if (l.head > 65_536 && l.head * 2 > l.arrivals.length) {
+      l.arrivals.splice(0, l.head);
+      l.durations.splice(0, l.head);
+      l.head = 0;
+    }
+    return count;
+  };
+
+  // ── the worker loop ───────────────────────────────────────────────────────────────
+  const selectNext = (w: WorkerRuntime) => heap.push(now, () => runSelection(w));
+
+  const runSelection = async (w: WorkerRuntime) => {
+    if (w.running >= workload.concurrency) {
+      w.resume = () => selectNext(w);
+      return;
+    }
+    const before = w.probes;
+    const lane = await w.selector.select(w.context);
+    const l = laneOf.get(lane);
+    if (l === undefined) throw new Error(`selector ${w.selector.name} returned an unknown lane`);
+    selections++;
+    l.selections++;
+    w.lane = l;
+    w.iteration = 0;
+    // Probes are sequential round trips before the first reserve.
+    heap.push(now + (w.probes - before) * requestMs, () => serve(w));
+  };
+
+  const serve = (w: WorkerRuntime): void => {
+    const l = w.lane!;
+    if (w.iteration >= l.spec.numIterations) {
+      selectNext(w);
+      return;
+    }
+    if (w.running >= workload.concurrency) {
+      w.resume = () => serve(w);
+      return;
+    }
+    const limit = Math.min(workload.concurrency - w.running, l.spec.batchSize);
+    const allEmpty = lanes.every((other) => hintOf(w, other) === 0);
+    const waitMs = w.iteration === 0 && allEmpty ? l.spec.longPollMs : 0;
+    requests++;
+    receives++;
+    const got = take(w, l, limit, now + requestMs);
+    if (got > 0 || waitMs === 0) {
+      respond(w, l, limit, got, requestMs);
+      return;
+    }
+    const poll = { lane: l, limit, done: false };
+    w.poll = poll;
+    l.waiters.push(w);
+    heap.push(now + waitMs, () => {
+      if (poll.done) return;
+      poll.done = true;
+      w.poll = undefined;
+      l.waiters.splice(l.waiters.indexOf(w), 1);
+      idlePolls++;
+      respond(w, l, limit, 0, 0);
+    });
+  };
+
+  const respond = (
+    w: WorkerRuntime,
+    l: LaneRuntime,
+    limit: number,
+    got: number,
+    afterMs: number,
+  ) => {
+    const readyAfter = queued(l);
+    heap.push(now + afterMs, () => {
+      if (options.backend === "exact") setHint(w, l, readyAfter);
+      else setHint(w, l, got < limit ? 0 : undefined);
+      if (got === 0) {
+        emptyReceives++;
+        return selectNext(w);
+      }
+      w.iteration++;
+      serve(w);
+    });
+  };
+
+  // ── workers ───────────────────────────────────────────────────────────────────────
+  const startRandom = stream(options.seed, "worker-start");
+  for (let id = 0; id < workload.workers; id++) {
+    const selector = createSelector(selectorName, {
+      random: stream(options.seed, `selector:${id}`),
+    });
+    const w: WorkerRuntime = {
+      id,
+      selector,
+      context: undefined as unknown as SelectionContext,
+      hints: lanes.map(() => undefined),
+      hintAt: lanes.map(() => 0),
+      running: 0,
+      lane: undefined,
+      iteration: 0,
+      resume: undefined,
+      poll: undefined,
+      probes: 0,
+    };
+    w.context = {
+      lanes: laneList,
+      readyHint: (lane) => hintOf(w, laneOf.get(lane)!),
+      probe: (lane) => {
+        const l = laneOf.get(lane)!;
+        requests++;
+        probes++;
+        w.probes++;
+        const count = queued(l);
+        setHint(w, l, count);
+        return Promise.resolve(count);
+      },
+    };
+    heap.push(startRandom() * requestMs, () => runSelection(w));
+  }
+
+  // ── run ───────────────────────────────────────────────────────────────────────────
+  for (;;) {
+    const event = heap.pop();
+    if (event === undefined || event.at > endMs) break;
+    now = event.at;
+    const pending = event.run();
+    if (pending !== undefined) await pending;
+  }
+  now = endMs;
+
+  // ── results ───────────────────────────────────────────────────────────────────────
+  const capacityMs = workload.workers * workload.concurrency * endMs;
+  let served = 0;
+  let busyMs = 0;
+  const laneResults = lanes.map((l): LaneResult => {
+    const waits = Float64Array.from(l.waits).sort();
+    served += waits.length;
+    busyMs += l.busyMs;
+    const oldest = queued(l) > 0 ? endMs - l.arrivals[l.head]! : 0;
+    const maxServed = waits.length > 0 ? waits[waits.length - 1]! : 0;
+    let sum = 0;
+    for (const w of waits) sum += w;
+    return {
+      name: l.spec.name,
+      priority: l.spec.priority,
+      arrived: l.arrived,
+      served: waits.length,
+      meanWaitMs: waits.length > 0 ? sum / waits.length : 0,
+      p50WaitMs: quantile(waits, 0.5),
+      p99WaitMs: quantile(waits, 0.99),
+      maxServedWaitMs: maxServed,
+      oldestWaitingMs: oldest,
+      longestWaitMs: Math.max(maxServed, oldest),
+      waitingAtEnd: queued(l),
+      share: l.busyMs / capacityMs,
+      selections: l.selections,
+    };
+  });
+  return {
+    workload: workload.name,
+    selector: selectorName,
+    lanes: laneResults,
+    served,
+    requests,
+    receives,
+    emptyReceives,
+    probes,
+    idlePolls,
+    requestsPerJob: served > 0 ? requests / served : Number.POSITIVE_INFINITY,
+    requestsPerSec: requests / (endMs / 1000),
+    utilisation: busyMs / capacityMs,
+    selections,
+  };
+}
+
+/** Nearest-rank quantile of sorted values (0 when empty). */
+export function quantile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank]!;
+}
