@@ -1,4 +1,4 @@
-import type { JobError, JobEvent, JobState, NewJob } from "@tasklane/core";
+import type { JobError, JobState, NewJob } from "@tasklane/core";
 
 /**
  * A node of an intrusive, circular, doubly linked list. Job records are nodes; so are each
@@ -45,8 +45,9 @@ export class JobRecord extends ListNode {
   /** True when the job was canceled while active: its holder gets "canceled", not "lost". */
   canceledWhileActive = false;
   error: JobError | undefined = undefined;
-  history: JobEvent[] | undefined = undefined;
-  /** Position in whichever heap holds the job (ready, delayed or leases); -1 when none. */
+  /** Last `historyLimit` events as flat (at, event, detail) triples, oldest first. */
+  history: (number | string | undefined)[] | undefined = undefined;
+  /** Position in the lease heap, IN_LAZY_HEAP in the ready or delayed heap, else NOT_IN_HEAP. */
   heapIndex = -1;
 
   constructor(job: NewJob, seq: number, state: JobState, dueAt: number) {

@@ -51,7 +51,7 @@ import {
   type RetentionPolicy,
   type TimerHandle,
 } from "@tasklane/core";
-import { dueBefore, expiresBefore, RecordHeap, readyBefore } from "./heap.ts";
+import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
 import { StateList } from "./state-list.ts";
 
@@ -103,9 +103,9 @@ export class MemoryQueueImpl implements MemoryQueue {
   private retentionRules: RetentionRule[] = [];
 
   private readonly byId = new Map<string, JobRecord>();
-  private readonly ready = new RecordHeap(readyBefore);
-  private readonly delayed = new RecordHeap(dueBefore);
-  private readonly leases = new RecordHeap(expiresBefore);
+  private readonly ready = new RecordHeap(false);
+  private readonly delayed = new RecordHeap(false);
+  private readonly leases = new RecordHeap(true);
   private readonly lists: Record<JobState, StateList> = {
     waiting: new StateList(),
     delayed: new StateList(),
@@ -180,8 +180,8 @@ export class MemoryQueueImpl implements MemoryQueue {
     const rec = new JobRecord(job, this.putSeq++, isDelayed ? "delayed" : "waiting", dueAt);
     this.byId.set(rec.id, rec);
     this.enter(rec);
-    if (isDelayed) this.delayed.push(rec);
-    else this.ready.push(rec);
+    if (isDelayed) this.pushDelayed(rec);
+    else this.pushReady(rec);
     this.note(rec, now, "published");
   }
 
@@ -246,7 +246,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       rec.reservedAt = now;
       rec.expiresAt = expiresAt;
       this.move(rec, "active");
-      this.leases.push(rec);
+      this.leases.push(rec, rec.expiresAt, rec.seq, 0);
       addSample(stats.wait, now - rec.dueAt);
       this.note(rec, now, "reserved");
       const job: ReservedJob = {
@@ -321,10 +321,10 @@ export class MemoryQueueImpl implements MemoryQueue {
         rec.dueAt = runAt;
         if (runAt > now) {
           this.move(rec, "delayed");
-          this.delayed.push(rec);
+          this.pushDelayed(rec);
         } else {
           this.move(rec, "waiting");
-          this.ready.push(rec);
+          this.pushReady(rec);
         }
         this.note(rec, now, "retrying", item.error.message);
       }
@@ -350,7 +350,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       rec.attempt--;
       rec.dueAt = now;
       this.move(rec, "waiting");
-      this.ready.push(rec);
+      this.pushReady(rec);
       this.note(rec, now, "released");
     }
     if (changed) this.afterChange();
@@ -371,7 +371,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       if (status !== "ok" || rec === undefined) continue;
       changed = true;
       rec.expiresAt = expiresAt;
-      this.leases.update(rec);
+      this.leases.rekey(rec, expiresAt, rec.seq, 0);
     }
     if (changed) this.armWakeTimer();
     return statuses;
@@ -530,7 +530,7 @@ export class MemoryQueueImpl implements MemoryQueue {
     rec.finishedAt = undefined;
     rec.dueAt = now;
     this.move(rec, "waiting");
-    this.ready.push(rec);
+    this.pushReady(rec);
     this.note(rec, now, "retried");
   }
 
@@ -591,18 +591,13 @@ export class MemoryQueueImpl implements MemoryQueue {
 
   /** Promote due delayed jobs, reclaim expired leases, apply retention (bounded). */
   private maintain(now: number): void {
-    let top = this.delayed.peek();
-    while (top !== undefined && top.dueAt <= now) {
-      this.delayed.pop();
-      this.move(top, "waiting");
-      this.ready.push(top);
-      top = this.delayed.peek();
+    while (this.delayed.peekKey() <= now) {
+      const rec = this.delayed.pop() as JobRecord;
+      this.move(rec, "waiting");
+      this.pushReady(rec);
     }
-    top = this.leases.peek();
-    while (top !== undefined && top.expiresAt <= now) {
-      this.leases.pop();
-      this.stall(top, now);
-      top = this.leases.peek();
+    while (this.leases.peekKey() <= now) {
+      this.stall(this.leases.pop() as JobRecord, now);
     }
     if (this.retentionRules.length > 0) this.applyRetention(now);
   }
@@ -624,7 +619,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       // Due again from the moment its lease ended, so it keeps its place among equals.
       rec.dueAt = rec.expiresAt;
       this.move(rec, "waiting");
-      this.ready.push(rec);
+      this.pushReady(rec);
     }
   }
 
@@ -654,11 +649,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       this.clearWakeTimer();
       return;
     }
-    const d = this.delayed.peek();
-    const l = this.leases.peek();
-    let at = Number.POSITIVE_INFINITY;
-    if (d !== undefined) at = d.dueAt;
-    if (l !== undefined && l.expiresAt < at) at = l.expiresAt;
+    const at = Math.min(this.delayed.peekKey(), this.leases.peekKey());
     if (at === this.wakeAt) return;
     this.clearWakeTimer();
     if (at === Number.POSITIVE_INFINITY) return;
@@ -695,6 +686,16 @@ export class MemoryQueueImpl implements MemoryQueue {
   }
 
   // ── state bookkeeping ────────────────────────────────────────────────────────────────
+
+  /** Ready order: higher priority, then earlier due time, then put order. */
+  private pushReady(rec: JobRecord): void {
+    this.ready.push(rec, -rec.priority, rec.dueAt, rec.seq);
+  }
+
+  /** Delayed order: earlier due time, then put order. */
+  private pushDelayed(rec: JobRecord): void {
+    this.delayed.push(rec, rec.dueAt, rec.seq, 0);
+  }
 
   private pendingCount(): number {
     const l = this.lists;
@@ -750,14 +751,14 @@ export class MemoryQueueImpl implements MemoryQueue {
   private note(rec: JobRecord, at: number, event: JobEvent["event"], detail?: string): void {
     const limit = this.historyLimit;
     if (limit <= 0) return;
-    const entry: JobEvent = detail === undefined ? { at, event } : { at, event, detail };
-    const history = rec.history;
+    // Flat (at, event, detail) triples: one array per job instead of an object per event.
+    let history = rec.history;
     if (history === undefined) {
-      rec.history = [entry];
-      return;
+      history = [];
+      rec.history = history;
     }
-    history.push(entry);
-    if (history.length > limit) history.splice(0, history.length - limit);
+    history.push(at, event, detail);
+    if (history.length > limit * 3) history.splice(0, history.length - limit * 3);
   }
 
   private dayStats(now: number): DayStats {
@@ -790,13 +791,26 @@ export class MemoryQueueImpl implements MemoryQueue {
       attempt: rec.attempt,
       publishedAt: rec.publishedAt,
       runAt: rec.dueAt,
-      history: rec.history === undefined ? [] : rec.history.map((e) => ({ ...e })),
+      history: historyOf(rec),
     };
     if (rec.appData !== undefined) info.appData = rec.appData;
     if (rec.finishedAt !== undefined) info.finishedAt = rec.finishedAt;
     if (rec.error !== undefined) info.error = copyError(rec.error);
     return info;
   }
+}
+
+function historyOf(rec: JobRecord): JobEvent[] {
+  const flat = rec.history;
+  const events: JobEvent[] = [];
+  if (flat === undefined) return events;
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    const event: JobEvent = { at: flat[i] as number, event: flat[i + 1] as JobEvent["event"] };
+    const detail = flat[i + 2];
+    if (detail !== undefined) event.detail = detail as string;
+    events.push(event);
+  }
+  return events;
 }
 
 function copyError(error: JobError): JobError {
