@@ -75,5 +75,5 @@ export {
 } from "./stats.ts";
 export type { AnyTask, JobContext, Task, TaskInput, TaskOptions } from "./task.ts";
 export { defineTask, validatePayload } from "./task.ts";
-export type { StopOptions, Worker, WorkerOptions } from "./worker.ts";
+export type { StopOptions, Worker, WorkerMetrics, WorkerOptions } from "./worker.ts";
 export { toJobError } from "./worker.ts";

@@ -29,6 +29,7 @@ import type {
   NackItem,
   Queue,
   ReservedJob,
+  ReserveResult,
 } from "./adapter.ts";
 import type { ClientInternals } from "./client.ts";
 import { sleep } from "./clock.ts";
@@ -78,6 +79,18 @@ export interface Worker {
   readonly running: boolean;
   /** Number of jobs whose lease this worker holds. */
   readonly held: number;
+  /** Counters since start, per queue (config name). */
+  metrics(): WorkerMetrics;
+}
+
+export interface WorkerMetrics {
+  /** Times the selector picked each queue. */
+  selected: Record<string, number>;
+  /** Reserve calls per queue, and how many of them came back empty. */
+  reserves: Record<string, number>;
+  emptyReserves: Record<string, number>;
+  /** Jobs reserved per queue. */
+  jobs: Record<string, number>;
 }
 
 interface LaneState {
@@ -166,6 +179,10 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   /** Aborts the current long poll (shutdown, or a local publish to another lane). */
   let pollController: AbortController | undefined;
   let drainedEmitted = false;
+  const metrics: WorkerMetrics = { selected: {}, reserves: {}, emptyReserves: {}, jobs: {} };
+  const bump = (m: Record<string, number>, k: string, n = 1) => {
+    m[k] = (m[k] ?? 0) + n;
+  };
 
   const key = (lane: LaneState, id: string) => `${lane.queue.name}\u0000${id}`;
   const runningCount = () => pool.pending + pool.size;
@@ -589,14 +606,21 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         }
       }
       pollController = new AbortController();
-      const result = await ls.queue.reserve({
-        limit,
-        leaseMs: ls.config.leaseMs,
-        waitMs,
-        signal: pollController.signal,
-      });
-      pollController = undefined;
+      let result: ReserveResult;
+      try {
+        result = await ls.queue.reserve({
+          limit,
+          leaseMs: ls.config.leaseMs,
+          waitMs,
+          signal: pollController.signal,
+        });
+      } finally {
+        pollController = undefined;
+      }
       const got = result.jobs.length;
+      bump(metrics.reserves, ls.config.name);
+      if (got === 0) bump(metrics.emptyReserves, ls.config.name);
+      else bump(metrics.jobs, ls.config.name, got);
       setHint(ls, result.ready ?? (got < limit ? 0 : undefined));
       if (stopping) {
         // Reserved while shutting down: hand them back at once, unstarted and uncounted.
@@ -635,6 +659,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         const lane = await selector.select(selection);
         const ls = lanes.find((l) => l.lane === lane) ?? lanes[0];
         if (!ls) return;
+        bump(metrics.selected, ls.config.name);
         await serveLane(ls);
         backoff = errorBackoffMs;
       } catch (error) {
@@ -663,6 +688,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     get held() {
       return held.size;
     },
+    metrics: () => structuredClone(metrics),
     async start() {
       if (running) return;
       if (stopPromise) throw new QueueClosedError("worker");

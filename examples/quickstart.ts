@@ -1,0 +1,28 @@
+// The README's quickstart, runnable: `npx node --conditions=source examples/quickstart.ts`
+import { createMemoryAdapter } from "@tasklane/adapter-memory";
+import { createTasklane, defineTask } from "@tasklane/core";
+import { z } from "zod";
+
+const sendEmail = defineTask({
+  name: "send-email",
+  queue: "default",
+  schema: z.object({ to: z.email(), subject: z.string() }),
+  retry: { maxAttempts: 5, baseMs: 1_000 },
+  async run({ to, subject }, ctx) {
+    console.log(`attempt ${ctx.attempt}: mail "${subject}" to ${to}`);
+  },
+});
+
+const tl = createTasklane({
+  adapter: createMemoryAdapter(),
+  queues: [
+    { name: "high", priority: 100 },
+    { name: "default", priority: 40 },
+  ],
+  tasks: [sendEmail],
+});
+
+const worker = tl.worker({ concurrency: 50 });
+await worker.start();
+await tl.publish(sendEmail, { to: "ada@example.com", subject: "Welcome" });
+tl.events.once("succeeded", () => tl.close());
