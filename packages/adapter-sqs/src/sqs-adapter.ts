@@ -1,0 +1,350 @@
+import {
+  CreateQueueCommand,
+  GetQueueUrlCommand,
+  SQSClient,
+  type SQSClientConfig,
+} from "@aws-sdk/client-sqs";
+import {
+  type Adapter,
+  AdapterError,
+  type Capabilities,
+  ConfigError,
+  QueueClosedError,
+  type QueueOptions,
+} from "@tasklane/core";
+import { createEscaper } from "./codec.ts";
+import { describe } from "./sqs-io.ts";
+import { type LaneBand, SqsQueue } from "./sqs-queue.ts";
+
+/** Priority bands: which job priorities go to the `-high` and `-low` SQS queues. */
+export interface PriorityLanes {
+  /** Jobs with priority >= this go to `<queue>-high`. Default 1. */
+  high?: number;
+  /** Jobs with priority <= this go to `<queue>-low`. Default -1. */
+  low?: number;
+}
+
+export interface SqsAdapterOptions {
+  /**
+   * An SQS client to use. The adapter never destroys it. Without one, the adapter makes
+   * its own from `clientConfig` (credentials and region from the SDK's default chain) and
+   * destroys it on close.
+   */
+  client?: SQSClient;
+  /** Configuration for the client the adapter makes when `client` is absent. Default `{}`. */
+  clientConfig?: SQSClientConfig;
+  /**
+   * Prefix for every SQS queue name (before core's namespace), e.g. `"prod-"`. SQS names
+   * are at most 80 characters: prefix + name + band suffix + `-dlq` + `.fifo` must fit.
+   * Default "".
+   */
+  queuePrefix?: string;
+  /**
+   * Create missing SQS queues (lanes, bands, dead-letter queues). When false the adapter
+   * only looks queues up (GetQueueUrl), for IAM roles without sqs:CreateQueue.
+   * Default true.
+   */
+  createQueues?: boolean;
+  /**
+   * Extra attributes for queues the adapter creates (e.g. `{ KmsMasterKeyId: "..." }`).
+   * Default: none; the adapter always sets MessageRetentionPeriod 1209600 (14 days) and
+   * MaximumMessageSize 1048576 unless given here.
+   */
+  queueAttributes?: Record<string, string>;
+  /**
+   * Map job-level priorities onto separate SQS queues ("bands") of one logical queue:
+   * `<name>-high`, `<name>`, `<name>-low`. Reserve drains the higher band first. With
+   * bands, `capabilities.priorities` is true; order holds between bands, not inside one
+   * (SQS standard queues are not ordered). `true` means `{ high: 1, low: -1 }`.
+   * Default false: one SQS queue per lane, and job priorities other than 0 are refused.
+   */
+  priorityLanes?: boolean | PriorityLanes;
+  /**
+   * Which queues are FIFO queues (SQS name ending in `.fifo`). A queue name that already
+   * ends in `.fifo` always is. Default: only those.
+   */
+  fifo?: boolean | ((queueName: string) => boolean);
+  /**
+   * How long `probe()` trusts a GetQueueAttributes count, and how long a band that just
+   * came back empty is skipped by reserve, ms. Default 1_000.
+   */
+  probeCacheMs?: number;
+  /**
+   * Escape characters above U+FFFF as well as the ones SQS refuses. Real SQS accepts them;
+   * fauxqs and some other emulators do not. Costs 8 extra bytes per such character, only
+   * when present. Default true.
+   */
+  escapeAstral?: boolean;
+  /**
+   * Messages a long poll brought in after its reserve had already returned (aborted or
+   * timed out) wait this long for the next reserve, then are handed back to SQS, ms.
+   * Default 2_000.
+   */
+  bufferHoldMs?: number;
+  /**
+   * Extra tries for batch entries that SQS failed on its side (SenderFault false); whole
+   * requests are retried by the SDK client's retry strategy. Default 3.
+   */
+  entryRetries?: number;
+  /**
+   * Receive this many messages ahead while a lane is busy (a receive came back full), so
+   * the next reserve is served from memory while the next ReceiveMessage is in flight.
+   * Prefetched messages hold leases; 0 turns it off. Unit: messages, multiple of 10.
+   * Default 10.
+   */
+  prefetch?: number;
+  /** Called with failures of background work (hand-backs, re-delays). Default: process warning. */
+  onError?: (error: Error) => void;
+}
+
+/** 12 hours: SQS's longest visibility timeout. */
+export const SQS_MAX_LEASE_MS = 43_200_000;
+/** One year: longer delays hop every 15 minutes (see README), so this is a policy bound. */
+export const SQS_MAX_DELAY_MS = 365 * 86_400_000;
+
+/** What the SQS adapter can do (priorities depends on `priorityLanes`). */
+export function sqsCapabilities(priorities: boolean): Capabilities {
+  return {
+    maxBatch: 10,
+    maxDelayMs: SQS_MAX_DELAY_MS,
+    maxLeaseMs: SQS_MAX_LEASE_MS,
+    maxWaitMs: 20_000,
+    timeResolutionMs: 1_000,
+    exactCounts: false,
+    priorities,
+    dedup: false,
+    fencing: true,
+    get: false,
+    list: false,
+    count: true,
+    cancel: false,
+    cancelActive: false,
+    retryFailed: true,
+    delete: false,
+    pause: false,
+    subscribe: false,
+    stats: false,
+    history: false,
+    retention: false,
+    maxConcurrency: false,
+  };
+}
+
+export interface SqsAdapter extends Adapter {
+  /** The SQS client in use (the injected one, or the adapter's own). */
+  readonly client: SQSClient;
+  queue(name: string, options: QueueOptions): Promise<SqsQueue>;
+}
+
+const NAME_RE = /^[A-Za-z0-9_-]{1,80}$/;
+
+function positiveInt(field: string, value: unknown, fallback: number, min = 0): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    throw new ConfigError(field, value, `must be an integer >= ${min}`);
+  }
+  return value;
+}
+
+/**
+ * The Amazon SQS adapter: one SQS queue per lane (and per priority band), batched
+ * writes, long polls, leases as visibility timeouts, a dead-letter queue per lane.
+ *
+ * @example
+ * const adapter = createSqsAdapter({ clientConfig: { region: "eu-west-1" }, queuePrefix: "v42-" });
+ */
+export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
+  if (options === null || typeof options !== "object") {
+    throw new ConfigError("options", options, "must be an object");
+  }
+  const prefix = options.queuePrefix ?? "";
+  if (typeof prefix !== "string" || (prefix !== "" && !/^[A-Za-z0-9_-]{1,40}$/.test(prefix))) {
+    throw new ConfigError("queuePrefix", prefix, "1-40 letters, digits, '-' or '_'");
+  }
+  let bands: { high: number; low: number } | undefined;
+  if (options.priorityLanes === true) bands = { high: 1, low: -1 };
+  else if (options.priorityLanes && typeof options.priorityLanes === "object") {
+    const high = options.priorityLanes.high ?? 1;
+    const low = options.priorityLanes.low ?? -1;
+    if (!Number.isInteger(high))
+      throw new ConfigError("priorityLanes.high", high, "must be an integer");
+    if (!Number.isInteger(low))
+      throw new ConfigError("priorityLanes.low", low, "must be an integer");
+    if (low >= high)
+      throw new ConfigError("priorityLanes.low", low, "must be below priorityLanes.high");
+    bands = { high, low };
+  } else if (options.priorityLanes !== undefined && options.priorityLanes !== false) {
+    throw new ConfigError(
+      "priorityLanes",
+      options.priorityLanes,
+      "must be a boolean or { high, low }",
+    );
+  }
+  const probeCacheMs = positiveInt("probeCacheMs", options.probeCacheMs, 1_000);
+  const bufferHoldMs = positiveInt("bufferHoldMs", options.bufferHoldMs, 2_000);
+  const entryRetries = positiveInt("entryRetries", options.entryRetries, 3);
+  const prefetch = positiveInt("prefetch", options.prefetch, 10);
+  if (prefetch % 10 !== 0) throw new ConfigError("prefetch", prefetch, "must be a multiple of 10");
+  const createQueues = options.createQueues ?? true;
+  const fifoOption = options.fifo ?? false;
+  const isFifo = (name: string) =>
+    name.endsWith(".fifo") ||
+    (typeof fifoOption === "function" ? fifoOption(name) : fifoOption === true);
+  const escaper = createEscaper(options.escapeAstral ?? true);
+  const onError =
+    options.onError ??
+    ((error: Error) => process.emitWarning(error.message, { type: "TasklaneSqsWarning" }));
+
+  const ownClient = options.client === undefined;
+  const client = options.client ?? new SQSClient(options.clientConfig ?? {});
+  const capabilities = Object.freeze(sqsCapabilities(bands !== undefined));
+  const urls = new Map<string, Promise<string>>();
+  const queues = new Map<string, Promise<SqsQueue>>();
+  let closed = false;
+
+  const queueAttributes = (fifo: boolean): Record<string, string> => ({
+    MessageRetentionPeriod: "1209600",
+    MaximumMessageSize: "1048576",
+    ...(fifo ? { FifoQueue: "true" } : {}),
+    ...options.queueAttributes,
+  });
+
+  /** The queue URL for an SQS name: cached, looked up, created when allowed. */
+  const lookUp = async (
+    sqsName: string,
+    fifo: boolean,
+    create: boolean,
+  ): Promise<string | undefined> => {
+    try {
+      const out = await client.send(new GetQueueUrlCommand({ QueueName: sqsName }));
+      if (out.QueueUrl) return out.QueueUrl;
+    } catch (error) {
+      const name = (error as { name?: string }).name ?? "";
+      if (!/QueueDoesNotExist|NonExistentQueue/.test(name)) {
+        throw new AdapterError("sqs", `GetQueueUrl ${sqsName}: ${describe(error)}`, {
+          cause: error,
+        });
+      }
+    }
+    if (!create) return undefined;
+    try {
+      const out = await client.send(
+        new CreateQueueCommand({ QueueName: sqsName, Attributes: queueAttributes(fifo) }),
+      );
+      if (!out.QueueUrl) throw new Error("no QueueUrl in the response");
+      return out.QueueUrl;
+    } catch (error) {
+      throw new AdapterError("sqs", `CreateQueue ${sqsName}: ${describe(error)}`, { cause: error });
+    }
+  };
+
+  const urlOf = async (
+    sqsName: string,
+    fifo: boolean,
+    create: boolean,
+  ): Promise<string | undefined> => {
+    let p = urls.get(sqsName);
+    if (!p) {
+      const lookup = lookUp(sqsName, fifo, create);
+      p = lookup.then((u) => {
+        if (u === undefined) throw new Error("missing");
+        return u;
+      });
+      urls.set(sqsName, p);
+      p.catch(() => urls.delete(sqsName));
+    }
+    try {
+      return await p;
+    } catch (error) {
+      if (error instanceof AdapterError) throw error;
+      // Not there (and not created by that lookup): a caller that may create tries again.
+      return create ? urlOf(sqsName, fifo, create) : undefined;
+    }
+  };
+
+  const open = async (name: string, queueOptions: QueueOptions): Promise<SqsQueue> => {
+    const fifo = isFifo(name);
+    const stem = `${prefix}${fifo && name.endsWith(".fifo") ? name.slice(0, -5) : name}`;
+    const sqsName = (suffix: string) => `${stem}${suffix}${fifo ? ".fifo" : ""}`;
+    for (const suffix of ["-dlq", ...(bands ? ["-high", "-low"] : [])]) {
+      const full = sqsName(suffix);
+      const bare = fifo ? full.slice(0, -5) : full;
+      if (!NAME_RE.test(bare) || full.length > 80) {
+        throw new ConfigError(
+          "queue",
+          name,
+          `SQS queue name "${full}" is invalid: at most 80 characters (".fifo" included) of letters, digits, '-' and '_'`,
+        );
+      }
+    }
+    const laneBands: LaneBand[] = [];
+    const specs = bands
+      ? [
+          { suffix: "-high", minPriority: bands.high },
+          { suffix: "", minPriority: bands.low + 1 },
+          { suffix: "-low", minPriority: Number.NEGATIVE_INFINITY },
+        ]
+      : [{ suffix: "", minPriority: Number.NEGATIVE_INFINITY }];
+    for (const [index, spec] of specs.entries()) {
+      const full = sqsName(spec.suffix);
+      const url = await urlOf(full, fifo, createQueues);
+      if (url === undefined) {
+        throw new AdapterError(
+          "sqs",
+          `SQS queue "${full}" does not exist and createQueues is false`,
+        );
+      }
+      laneBands.push({ index, name: full, url, minPriority: spec.minPriority });
+    }
+    const dlqName = sqsName("-dlq");
+    return new SqsQueue({
+      name,
+      client,
+      fifo,
+      bands: laneBands,
+      dlqUrl: (create) => urlOf(dlqName, fifo, create && createQueues),
+      dlqName,
+      maxStalls: queueOptions.maxStalls,
+      probeCacheMs,
+      bufferHoldMs,
+      entryRetries,
+      prefetch,
+      escaper,
+      onError,
+    });
+  };
+
+  return {
+    name: "sqs",
+    capabilities,
+    client,
+    queue(name, queueOptions) {
+      if (closed) return Promise.reject(new QueueClosedError("sqs adapter"));
+      if (typeof name !== "string" || !/^[A-Za-z0-9_-]+(\.fifo)?$/.test(name)) {
+        return Promise.reject(
+          new ConfigError(
+            "queue",
+            name,
+            "letters, digits, '-' and '_' (optionally ending in .fifo)",
+          ),
+        );
+      }
+      let p = queues.get(name);
+      if (!p) {
+        p = open(name, queueOptions);
+        p.catch(() => queues.delete(name));
+        queues.set(name, p);
+      }
+      return p;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const opened = await Promise.allSettled([...queues.values()]);
+      await Promise.all(
+        opened.map((r) => (r.status === "fulfilled" ? r.value.close() : Promise.resolve())),
+      );
+      if (ownClient) client.destroy();
+    },
+  };
+}

@@ -1,0 +1,943 @@
+/**
+ * One tasklane queue on SQS: one SQS queue per priority band (one band unless
+ * `priorityLanes` is set), plus a dead-letter queue `<name>-dlq` created on demand.
+ *
+ * Leases are visibility timeouts; the lock token is the receipt handle. Fencing is local
+ * and conservative: a lock's `expiresAt` is computed from the time *before* the receive or
+ * extend request left, so SQS's own timer always ends later, and an ack/extend/nack whose
+ * lease has passed by our clock is "lost" without touching SQS. A stale receipt handle
+ * reported by SQS is "lost" too.
+ *
+ * Attempts: attempt = `base` (carried in tl-meta) + ApproximateReceiveCount. On standard
+ * queues every deliberate hand-back (nack with a delay, uncounted release, re-delay of a
+ * job received before its runAt) sends a fresh copy of the message with `base` and the
+ * stall count carried, and deletes the original; so inside one copy, every receive but the
+ * current one was a lease that expired: stalls = stl + ApproximateReceiveCount − 1. That
+ * keeps attempts and `maxStalls` exact. FIFO queues keep message order instead: they hand
+ * back with ChangeMessageVisibility, so there a release and an early receive count as an
+ * attempt and stalls are not told apart from retries (see README).
+ *
+ * Receives land in a small buffer that reserve takes from: a long poll that outlives its
+ * reserve (aborted, or `waitMs` under one second) is not thrown away (SQS would hide
+ * whatever it brought for a whole lease), and a busy lane is read ahead (`prefetch`).
+ */
+import { createHash, randomUUID } from "node:crypto";
+import {
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import {
+  AdapterError,
+  type JobError,
+  type Lock,
+  type LockStatus,
+  type NackItem,
+  type NewJob,
+  PayloadTooLargeError,
+  type PutResult,
+  type Queue,
+  QueueClosedError,
+  type QueueCounts,
+  type ReleaseItem,
+  type ReservedJob,
+  type ReserveOptions,
+  type ReserveResult,
+} from "@tasklane/core";
+import {
+  ATTR,
+  type Attributes,
+  type DecodedJob,
+  decodeJob,
+  type Escaper,
+  encodeJob,
+  type JobMeta,
+  messageBytes,
+  type OutgoingMessage,
+  SQS_MAX_MESSAGE_BYTES,
+} from "./codec.ts";
+import {
+  createUrlIO,
+  describe,
+  type EntryResult,
+  LOST_CODES,
+  type SendEntry,
+  type UrlIO,
+} from "./sqs-io.ts";
+
+/** One SQS queue serving a priority range of a logical queue. Index 0 is drained first. */
+export interface LaneBand {
+  index: number;
+  name: string;
+  url: string;
+  /** Jobs with priority >= this (and below the band above) go here. */
+  minPriority: number;
+}
+
+export interface SqsQueueInit {
+  name: string;
+  client: SQSClient;
+  fifo: boolean;
+  bands: LaneBand[];
+  dlqName: string;
+  dlqUrl(create: boolean): Promise<string | undefined>;
+  maxStalls: number;
+  probeCacheMs: number;
+  bufferHoldMs: number;
+  entryRetries: number;
+  prefetch: number;
+  escaper: Escaper;
+  onError: (error: Error) => void;
+}
+
+/** A message we hold a lease on (buffered or handed out). */
+interface Held {
+  band: BandState;
+  handle: string;
+  messageId: string;
+  rawBody: string;
+  rawAttributes: Attributes;
+  job: DecodedJob;
+  groupId?: string;
+  /** Attempt number of this delivery. */
+  attempt: number;
+  /** Stalls so far, this delivery's predecessors included. */
+  stalls: number;
+  sentAt: number;
+  receivedAt: number;
+  expiresAt: number;
+}
+
+interface BandState extends LaneBand {
+  io: UrlIO;
+  /** When a receive last came back short (the band looked empty), epoch ms. */
+  emptyAt?: number | undefined;
+  probe?: { value: number; at: number; pending?: Promise<number> } | undefined;
+  /** The long poll in flight on this band, if any. */
+  poll?: { done: Promise<void>; controller: AbortController } | undefined;
+  /** Messages asked for by read-ahead receives in flight. */
+  prefetching: number;
+  /** The last receive came back full (the band is busy). */
+  lastFull?: boolean;
+}
+
+/** SQS DelaySeconds ceiling: 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
+/** SQS VisibilityTimeout ceiling: 12 hours. */
+const MAX_VISIBILITY_SECONDS = 43_200;
+const DEDUP_ID_RE = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
+/** Room kept for the error attributes of a dead letter besides the stack. */
+const ERROR_MESSAGE_MAX = 16_384;
+
+const secondsFor = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+function dedupIdFor(text: string): string {
+  return DEDUP_ID_RE.test(text) ? text : createHash("sha256").update(text).digest("hex");
+}
+
+function copyAttributes(attrs: Attributes): Attributes {
+  const out: Attributes = {};
+  for (const [name, a] of Object.entries(attrs)) {
+    if (a.StringValue !== undefined)
+      out[name] = { DataType: a.DataType ?? "String", StringValue: a.StringValue };
+    else if (a.BinaryValue !== undefined)
+      out[name] = { DataType: a.DataType ?? "Binary", BinaryValue: a.BinaryValue };
+  }
+  return out;
+}
+
+export class SqsQueue implements Queue {
+  readonly name: string;
+  readonly fifo: boolean;
+  /** The SQS queues behind this queue, highest band first. */
+  readonly bands: ReadonlyArray<LaneBand>;
+  readonly #init: SqsQueueInit;
+  readonly #bands: BandState[];
+  readonly #held = new Map<string, Held>();
+  #buffer: Held[] = [];
+  readonly #waiters = new Set<() => void>();
+  #holdTimer: ReturnType<typeof setTimeout> | undefined;
+  #dlqIO: Promise<UrlIO> | undefined;
+  #closed = false;
+  #sweepAt = 0;
+  readonly #background = new Set<Promise<unknown>>();
+
+  constructor(init: SqsQueueInit) {
+    this.#init = init;
+    this.name = init.name;
+    this.fifo = init.fifo;
+    this.#bands = init.bands.map((b) => ({
+      ...b,
+      io: createUrlIO({ client: init.client, url: b.url, entryRetries: init.entryRetries }),
+      prefetching: 0,
+    }));
+    this.bands = init.bands;
+  }
+
+  // ── put ─────────────────────────────────────────────────────────────────────────────
+
+  async put(jobs: NewJob[]): Promise<PutResult[]> {
+    this.#assertOpen();
+    const now = Date.now();
+    const seen = new Set<string>();
+    const prepared: Array<{ band: BandState; entry: SendEntry } | undefined> = [];
+    // Encode and size-check every job before anything is sent.
+    for (const [i, job] of jobs.entries()) {
+      if (this.fifo && seen.has(job.id)) {
+        prepared.push(undefined);
+        continue;
+      }
+      seen.add(job.id);
+      const meta: JobMeta = { v: 1, p: job.priority, pub: job.publishedAt };
+      const delayMs = job.runAt === undefined ? 0 : job.runAt - now;
+      if (delayMs > 0 && job.runAt !== undefined) meta.run = job.runAt;
+      const fields = { id: job.id, task: job.task, payload: job.payload, meta };
+      const msg = encodeJob(
+        this.#init.escaper,
+        job.appData === undefined ? fields : { ...fields, appData: job.appData },
+      );
+      if (msg.bytes > SQS_MAX_MESSAGE_BYTES) {
+        throw new PayloadTooLargeError(
+          `SQS message for job "${job.id}" (item ${i}, payload + attributes)`,
+          msg.bytes,
+          SQS_MAX_MESSAGE_BYTES,
+        );
+      }
+      const entry: SendEntry = { ...msg };
+      if (this.fifo) {
+        entry.groupId = dedupIdFor(job.groupId ?? job.id);
+        entry.dedupId = dedupIdFor(job.id);
+      } else if (delayMs > 0) {
+        entry.delaySeconds = Math.min(MAX_DELAY_SECONDS, secondsFor(delayMs));
+      }
+      prepared.push({ band: this.#bandFor(job.priority), entry });
+    }
+    const results = await Promise.allSettled(
+      prepared.map((p) => (p ? p.band.io.send(p.entry) : Promise.resolve("duplicate" as const))),
+    );
+    const failures: string[] = [];
+    const out: PutResult[] = jobs.map((job, i) => {
+      const r = results[i] as PromiseSettledResult<EntryResult | "duplicate">;
+      if (r.status === "rejected") failures.push(`${job.id}: ${describe(r.reason)}`);
+      else if (r.value !== "ok" && r.value !== "duplicate") {
+        failures.push(`${job.id}: ${r.value.code} ${r.value.message}`);
+      } else if (r.value === "ok") {
+        const band = (prepared[i] as { band: BandState }).band;
+        band.emptyAt = undefined;
+        if (band.probe && !band.probe.pending) band.probe.value++;
+      }
+      return {
+        id: job.id,
+        status: r.status === "fulfilled" && r.value === "duplicate" ? "duplicate" : "created",
+      };
+    });
+    if (failures.length > 0) {
+      throw new SqsPutError(failures, jobs.length);
+    }
+    return out;
+  }
+
+  #bandFor(priority: number): BandState {
+    for (const b of this.#bands) if (priority >= b.minPriority) return b;
+    return this.#bands[this.#bands.length - 1] as BandState;
+  }
+
+  // ── reserve ─────────────────────────────────────────────────────────────────────────
+
+  async reserve(options: ReserveOptions): Promise<ReserveResult> {
+    this.#assertOpen();
+    const { limit, leaseMs, waitMs, signal } = options;
+    const seconds = Math.min(MAX_VISIBILITY_SECONDS, secondsFor(leaseMs));
+    this.#sweep();
+    let jobs = this.#take(limit);
+    if (jobs.length === 0 && !signal?.aborted) {
+      // Busy path: short receives, higher bands first, skipping bands known to be empty.
+      const single = this.#bands.length === 1;
+      for (const band of this.#bands) {
+        if (jobs.length >= limit) break;
+        if (waitMs > 0 && single) break; // one band and allowed to wait: long poll below
+        if (!single && this.#knownEmpty(band)) continue;
+        await this.#receive(band, limit - jobs.length, 0, seconds, undefined);
+        jobs = jobs.concat(this.#take(limit - jobs.length));
+        if (this.#closed) break;
+      }
+      if (jobs.length === 0 && waitMs > 0 && !this.#closed) {
+        jobs = await this.#longPoll(limit, seconds, waitMs, signal);
+      }
+    }
+    this.#maybePrefetch(limit, seconds);
+    const result: ReserveResult = { jobs };
+    if (this.#buffer.length > 0) result.ready = this.#buffer.length;
+    return result;
+  }
+
+  #knownEmpty(band: BandState): boolean {
+    const now = Date.now();
+    if (band.emptyAt !== undefined && now - band.emptyAt < this.#init.probeCacheMs) return true;
+    return (
+      band.probe !== undefined &&
+      band.probe.value === 0 &&
+      now - band.probe.at < this.#init.probeCacheMs
+    );
+  }
+
+  /** Long poll every band at once (joining polls already in flight) until a job comes. */
+  async #longPoll(
+    limit: number,
+    seconds: number,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<ReservedJob[]> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      if (this.#closed || signal?.aborted) return [];
+      const left = deadline - Date.now();
+      if (left <= 0) return [];
+      for (const band of this.#bands) {
+        if (!band.poll) this.#startPoll(band, limit, seconds, left);
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          this.#waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        signal?.addEventListener("abort", done, { once: true });
+        this.#waiters.add(done);
+        // A poll that ends empty also wakes us, so we can start the next one.
+        for (const band of this.#bands) void band.poll?.done.then(done);
+      });
+      const jobs = this.#take(limit);
+      if (jobs.length > 0) return jobs;
+    }
+  }
+
+  #startPoll(band: BandState, limit: number, seconds: number, waitMs: number) {
+    const controller = new AbortController();
+    const waitSeconds = Math.min(20, Math.max(1, secondsFor(waitMs)));
+    const done = this.#receive(band, limit, waitSeconds, seconds, controller.signal)
+      .catch((error: unknown) => {
+        if (!this.#closed) this.#init.onError(asError(error));
+      })
+      .finally(() => {
+        band.poll = undefined;
+      });
+    band.poll = { done, controller };
+  }
+
+  /** Read ahead on a busy band so the next reserve is served from memory. */
+  #maybePrefetch(limit: number, seconds: number) {
+    const { prefetch } = this.#init;
+    if (prefetch === 0 || this.#closed || limit < 10) return;
+    for (const band of this.#bands) {
+      // Busy: the last receive came back full, and we have not read far enough ahead.
+      if (band.emptyAt !== undefined || band.poll) continue;
+      const ahead = this.#buffer.filter((h) => h.band === band).length + band.prefetching;
+      if (ahead >= prefetch || band.lastFull !== true) continue;
+      band.prefetching += 10;
+      const p = this.#receive(band, 10, 0, seconds, undefined)
+        .catch((error: unknown) => {
+          if (!this.#closed) this.#init.onError(asError(error));
+        })
+        .finally(() => {
+          band.prefetching -= 10;
+        });
+      this.#track(p);
+      return;
+    }
+  }
+
+  /** One ReceiveMessage; what it brings goes to the buffer (waking waiting reserves). */
+  async #receive(
+    band: BandState,
+    max: number,
+    waitSeconds: number,
+    seconds: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const before = Date.now();
+    let messages: Message[];
+    try {
+      const out = await this.#init.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: band.url,
+          MaxNumberOfMessages: Math.max(1, Math.min(10, max)),
+          WaitTimeSeconds: waitSeconds,
+          VisibilityTimeout: seconds,
+          MessageSystemAttributeNames: this.fifo
+            ? ["ApproximateReceiveCount", "SentTimestamp", "MessageGroupId"]
+            : ["ApproximateReceiveCount", "SentTimestamp"],
+          MessageAttributeNames: ["All"],
+        }),
+        signal ? { abortSignal: signal } : {},
+      );
+      messages = out.Messages ?? [];
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw new AdapterError("sqs", `ReceiveMessage on ${band.name}: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+    const now = Date.now();
+    band.lastFull = messages.length >= Math.min(10, max);
+    if (messages.length < Math.min(10, max)) band.emptyAt = now;
+    else band.emptyAt = undefined;
+    const expiresAt = before + seconds * 1000;
+    const fresh: Held[] = [];
+    for (const m of messages) {
+      const h = this.#decode(band, m, now, expiresAt);
+      if (!h) continue;
+      if (h.job.malformed === undefined) {
+        if (!this.fifo && h.stalls > this.#init.maxStalls) {
+          this.#later(
+            this.#deadLetter(h, {
+              name: "StalledError",
+              message: `The lease on job ${h.job.id} expired ${h.stalls} times (maxStalls ${this.#init.maxStalls})`,
+              reason: "stalled",
+            }),
+          );
+          continue;
+        }
+        const run = h.job.meta.run;
+        if (run !== undefined && run - now >= 1000) {
+          this.#later(this.#redelay(h, run));
+          continue;
+        }
+      }
+      fresh.push(h);
+    }
+    if (fresh.length === 0) return;
+    if (this.#closed) {
+      // Brought in by a poll that outlived close(): hand straight back.
+      for (const h of fresh) this.#later(this.#handBack(h, h.attempt - 1));
+      return;
+    }
+    this.#buffer.push(...fresh);
+    for (const wake of [...this.#waiters]) wake();
+    this.#armHoldTimer();
+  }
+
+  #decode(band: BandState, m: Message, now: number, expiresAt: number): Held | undefined {
+    if (!m.ReceiptHandle) return undefined;
+    const count = Number(m.Attributes?.ApproximateReceiveCount ?? "1") || 1;
+    const sentAt = Number(m.Attributes?.SentTimestamp ?? now) || now;
+    const rawAttributes = (m.MessageAttributes ?? {}) as Attributes;
+    const job = decodeJob(m.MessageId ?? m.ReceiptHandle, m.Body, rawAttributes, sentAt);
+    const meta = job.meta;
+    const h: Held = {
+      band,
+      handle: m.ReceiptHandle,
+      messageId: m.MessageId ?? "",
+      rawBody: m.Body ?? "",
+      rawAttributes,
+      job,
+      attempt: (meta.base ?? 0) + count,
+      stalls: (meta.stl ?? 0) + (this.fifo ? 0 : count - 1),
+      sentAt,
+      receivedAt: now,
+      expiresAt,
+    };
+    const group = m.Attributes?.MessageGroupId;
+    if (group !== undefined) h.groupId = group;
+    return h;
+  }
+
+  /** Take up to `limit` buffered messages (higher band first) and hand them out. */
+  #take(limit: number): ReservedJob[] {
+    if (this.#buffer.length === 0) return [];
+    const now = Date.now();
+    // A message whose lease ran out while buffered is not ours any more.
+    this.#buffer = this.#buffer.filter((h) => h.expiresAt > now);
+    if (this.#bands.length > 1) this.#buffer.sort((a, b) => a.band.index - b.band.index);
+    const taken = this.#buffer.splice(0, limit);
+    return taken.map((h) => {
+      this.#held.set(h.handle, h);
+      const job: ReservedJob = {
+        id: h.job.id,
+        task: h.job.task,
+        payload: h.job.payload,
+        priority: h.job.meta.p,
+        attempt: h.attempt,
+        publishedAt: h.job.meta.pub,
+        readyAt: h.job.meta.run ?? h.sentAt,
+        lock: { jobId: h.job.id, token: h.handle, expiresAt: h.expiresAt },
+      };
+      if (h.job.appData !== undefined) job.appData = h.job.appData;
+      if (h.job.malformed !== undefined) job.malformed = h.job.malformed;
+      return job;
+    });
+  }
+
+  /** Buffered messages nobody reserved in time go back to SQS. */
+  #armHoldTimer() {
+    if (this.#holdTimer || this.#buffer.length === 0) return;
+    this.#holdTimer = setTimeout(() => {
+      this.#holdTimer = undefined;
+      const cutoff = Date.now() - this.#init.bufferHoldMs;
+      const stale = this.#buffer.filter((h) => h.receivedAt <= cutoff);
+      if (stale.length > 0) {
+        this.#buffer = this.#buffer.filter((h) => h.receivedAt > cutoff);
+        for (const h of stale) this.#later(this.#handBack(h, h.attempt - 1));
+      }
+      this.#armHoldTimer();
+    }, this.#init.bufferHoldMs);
+    this.#holdTimer.unref?.();
+  }
+
+  /** Forget held messages whose lease ended long ago (a caller that never settled them). */
+  #sweep() {
+    const now = Date.now();
+    if (now < this.#sweepAt) return;
+    this.#sweepAt = now + 60_000;
+    for (const [handle, h] of this.#held) if (h.expiresAt + 60_000 < now) this.#held.delete(handle);
+  }
+
+  // ── settling ────────────────────────────────────────────────────────────────────────
+
+  /** The held message of a lock, if its lease is still ours by our clock. */
+  #live(lock: Lock): Held | undefined {
+    const h = this.#held.get(lock.token);
+    if (!h) return undefined;
+    if (Date.now() >= h.expiresAt) {
+      this.#held.delete(lock.token);
+      return undefined;
+    }
+    return h;
+  }
+
+  async ack(locks: Lock[]): Promise<LockStatus[]> {
+    this.#assertOpen();
+    return Promise.all(
+      locks.map(async (lock): Promise<LockStatus> => {
+        const h = this.#live(lock);
+        if (!h) return "lost";
+        const r = await h.band.io.delete(h.handle);
+        this.#held.delete(lock.token);
+        if (r === "ok") return "ok";
+        if (!LOST_CODES.has(r.code))
+          this.#init.onError(
+            new AdapterError("sqs", `DeleteMessage for job ${h.job.id}: ${r.code} ${r.message}`),
+          );
+        return "lost";
+      }),
+    );
+  }
+
+  async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
+    this.#assertOpen();
+    const seconds = Math.min(MAX_VISIBILITY_SECONDS, secondsFor(leaseMs));
+    const before = Date.now();
+    return Promise.all(
+      locks.map(async (lock): Promise<LockStatus> => {
+        const h = this.#live(lock);
+        if (!h) return "lost";
+        const r = await h.band.io.changeVisibility(h.handle, seconds);
+        if (r === "ok") {
+          h.expiresAt = before + seconds * 1000;
+          return "ok";
+        }
+        this.#held.delete(lock.token);
+        if (!LOST_CODES.has(r.code))
+          this.#init.onError(
+            new AdapterError(
+              "sqs",
+              `ChangeMessageVisibility for job ${h.job.id}: ${r.code} ${r.message}`,
+            ),
+          );
+        return "lost";
+      }),
+    );
+  }
+
+  async nack(items: NackItem[]): Promise<LockStatus[]> {
+    this.#assertOpen();
+    return Promise.all(
+      items.map(async (item): Promise<LockStatus> => {
+        const h = this.#live(item.lock);
+        if (!h) return "lost";
+        this.#held.delete(item.lock.token);
+        if ("dead" in item) return this.#deadLetter(h, item.error);
+        return this.#handBack(h, h.attempt, item.runAt);
+      }),
+    );
+  }
+
+  async release(items: ReleaseItem[]): Promise<LockStatus[]> {
+    this.#assertOpen();
+    return Promise.all(
+      items.map(async (item): Promise<LockStatus> => {
+        const h = this.#live(item.lock);
+        if (!h) return "lost";
+        this.#held.delete(item.lock.token);
+        return this.#handBack(h, h.attempt - 1);
+      }),
+    );
+  }
+
+  /**
+   * Hand a message back to SQS, due at `runAt` (or now), with `attemptsDone` attempts
+   * counted. Standard queues: a fresh copy (exact attempts and stalls), then the original
+   * is deleted. FIFO queues and messages we cannot re-encode: a visibility change.
+   */
+  async #handBack(h: Held, attemptsDone: number, runAt?: number): Promise<LockStatus> {
+    const now = Date.now();
+    const delayMs = runAt === undefined ? 0 : runAt - now;
+    if (this.fifo || h.job.malformed !== undefined) {
+      const r = await h.band.io.changeVisibility(
+        h.handle,
+        Math.min(MAX_VISIBILITY_SECONDS, secondsFor(delayMs)),
+      );
+      if (r === "ok") return "ok";
+      if (!LOST_CODES.has(r.code))
+        this.#init.onError(
+          new AdapterError(
+            "sqs",
+            `ChangeMessageVisibility for job ${h.job.id}: ${r.code} ${r.message}`,
+          ),
+        );
+      return "lost";
+    }
+    const meta: JobMeta = { v: 1, p: h.job.meta.p, pub: h.job.meta.pub };
+    if (delayMs > 0 && runAt !== undefined) meta.run = runAt;
+    if (attemptsDone > 0) meta.base = attemptsDone;
+    if (h.stalls > 0) meta.stl = h.stalls;
+    const msg = this.#reencode(h, meta);
+    const entry: SendEntry = { ...msg };
+    if (delayMs > 0) entry.delaySeconds = Math.min(MAX_DELAY_SECONDS, secondsFor(delayMs));
+    const sent = await h.band.io.send(entry);
+    if (sent !== "ok") {
+      throw new AdapterError(
+        "sqs",
+        `SendMessage (hand-back) for job ${h.job.id}: ${sent.code} ${sent.message}`,
+      );
+    }
+    await this.#deleteOriginal(h);
+    return "ok";
+  }
+
+  /** A job received before its runAt goes back until it is due. */
+  async #redelay(h: Held, runAt: number): Promise<void> {
+    await this.#handBack(h, h.attempt - 1, runAt);
+  }
+
+  #reencode(h: Held, meta: JobMeta, extra?: Attributes): OutgoingMessage {
+    const fields = { id: h.job.id, task: h.job.task, payload: h.job.payload, meta };
+    return encodeJob(
+      this.#init.escaper,
+      h.job.appData === undefined ? fields : { ...fields, appData: h.job.appData },
+      extra,
+    );
+  }
+
+  async #deleteOriginal(h: Held): Promise<void> {
+    const r = await h.band.io.delete(h.handle);
+    if (r !== "ok" && !LOST_CODES.has(r.code)) {
+      this.#init.onError(
+        new AdapterError(
+          "sqs",
+          `DeleteMessage for job ${h.job.id}: ${r.code} ${r.message} (it may run again)`,
+        ),
+      );
+    }
+  }
+
+  #dlq(): Promise<UrlIO> {
+    if (!this.#dlqIO) {
+      const p = this.#init.dlqUrl(true).then((url) => {
+        if (url === undefined)
+          throw new AdapterError(
+            "sqs",
+            `dead-letter queue ${this.#init.dlqName} does not exist and createQueues is false`,
+          );
+        return createUrlIO({
+          client: this.#init.client,
+          url,
+          entryRetries: this.#init.entryRetries,
+        });
+      });
+      p.catch(() => {
+        this.#dlqIO = undefined;
+      });
+      this.#dlqIO = p;
+    }
+    return this.#dlqIO;
+  }
+
+  /** Move a message to the dead-letter queue with its error, then delete the original. */
+  async #deadLetter(h: Held, error: JobError): Promise<LockStatus> {
+    const dlq = await this.#dlq();
+    const msg = this.#deadMessage(h, error);
+    const entry: SendEntry = { ...msg };
+    if (this.fifo) {
+      entry.groupId = h.groupId ?? dedupIdFor(h.job.id);
+      entry.dedupId = dedupIdFor(`${h.job.id}:dead:${randomUUID()}`);
+    }
+    const sent = await dlq.send(entry);
+    if (sent !== "ok") {
+      throw new AdapterError(
+        "sqs",
+        `SendMessage to ${this.#init.dlqName} for job ${h.job.id}: ${sent.code} ${sent.message}`,
+      );
+    }
+    await this.#deleteOriginal(h);
+    return "ok";
+  }
+
+  /** The dead letter: the job, plus its error trimmed so the message fits in 1 MiB. */
+  #deadMessage(h: Held, error: JobError): OutgoingMessage {
+    let message =
+      error.message.length > ERROR_MESSAGE_MAX
+        ? `${error.message.slice(0, ERROR_MESSAGE_MAX)}…`
+        : error.message;
+    let stack = error.stack ?? "";
+    const build = (): OutgoingMessage => {
+      const extra: Attributes = {
+        [ATTR.errorName]: { DataType: "String", StringValue: error.name || "Error" },
+        [ATTR.errorMessage]: { DataType: "String", StringValue: message || "-" },
+        [ATTR.errorReason]: { DataType: "String", StringValue: error.reason },
+      };
+      if (stack) extra[ATTR.errorStack] = { DataType: "String", StringValue: stack };
+      if (h.job.malformed === undefined) {
+        const meta: JobMeta = { v: 1, p: h.job.meta.p, pub: h.job.meta.pub };
+        if (h.attempt > 0) meta.base = h.attempt;
+        return this.#reencode(h, meta, extra);
+      }
+      // Not ours: keep the body and (when they fit in SQS's 10) its attributes, as received.
+      const attributes: Attributes =
+        Object.keys(h.rawAttributes).length <= 5 ? copyAttributes(h.rawAttributes) : {};
+      for (const [name, v] of Object.entries(extra)) {
+        const value = v.StringValue ?? "";
+        const escaped = this.#init.escaper.escape(value);
+        attributes[name] = { DataType: "String", StringValue: escaped ?? value };
+      }
+      return { body: h.rawBody, attributes, bytes: messageBytes(h.rawBody, attributes) };
+    };
+    let msg = build();
+    if (msg.bytes > SQS_MAX_MESSAGE_BYTES) {
+      const over = msg.bytes - SQS_MAX_MESSAGE_BYTES;
+      // Escaping can grow text up to 6x per code unit: trim generously, then recheck.
+      stack = stack.slice(0, Math.max(0, stack.length - over - 64));
+      msg = build();
+      if (msg.bytes > SQS_MAX_MESSAGE_BYTES) {
+        stack = "";
+        message = message.slice(0, 256);
+        msg = build();
+      }
+    }
+    return msg;
+  }
+
+  // ── counts, probe, dead letters ─────────────────────────────────────────────────────
+
+  async probe(): Promise<number> {
+    this.#assertOpen();
+    const counts = await Promise.all(this.#bands.map((b) => this.#probeBand(b)));
+    return counts.reduce((a, b) => a + b, 0) + this.#buffer.length;
+  }
+
+  #probeBand(band: BandState): Promise<number> {
+    const now = Date.now();
+    const p = band.probe;
+    if (p?.pending) return p.pending;
+    if (p && now - p.at < this.#init.probeCacheMs) return Promise.resolve(p.value);
+    const pending = this.#attributes(band.url, ["ApproximateNumberOfMessages"]).then(
+      (a) => {
+        const value = Number(a.ApproximateNumberOfMessages ?? 0);
+        band.probe = { value, at: Date.now() };
+        if (value > 0) band.emptyAt = undefined;
+        return value;
+      },
+      (error: unknown) => {
+        band.probe = undefined;
+        throw error;
+      },
+    );
+    band.probe = { value: p?.value ?? 0, at: p?.at ?? 0, pending };
+    return pending;
+  }
+
+  async #attributes(url: string, names: string[]): Promise<Record<string, string>> {
+    try {
+      const out = await this.#init.client.send(
+        // biome-ignore lint/suspicious/noExplicitAny: QueueAttributeName is a string union
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: names as any }),
+      );
+      return out.Attributes ?? {};
+    } catch (error) {
+      throw new AdapterError("sqs", `GetQueueAttributes: ${describe(error)}`, { cause: error });
+    }
+  }
+
+  async counts(): Promise<QueueCounts> {
+    this.#assertOpen();
+    const names = [
+      "ApproximateNumberOfMessages",
+      "ApproximateNumberOfMessagesNotVisible",
+      "ApproximateNumberOfMessagesDelayed",
+    ];
+    const [bands, dlqUrl] = await Promise.all([
+      Promise.all(this.#bands.map((b) => this.#attributes(b.url, names))),
+      this.#init.dlqUrl(false),
+    ]);
+    const dlq = dlqUrl ? await this.#attributes(dlqUrl, names) : {};
+    const sum = (key: string) => bands.reduce((a, b) => a + Number(b[key] ?? 0), 0);
+    return {
+      waiting: sum("ApproximateNumberOfMessages"),
+      delayed: sum("ApproximateNumberOfMessagesDelayed"),
+      active: sum("ApproximateNumberOfMessagesNotVisible"),
+      failed:
+        Number(dlq.ApproximateNumberOfMessages ?? 0) +
+        Number(dlq.ApproximateNumberOfMessagesNotVisible ?? 0),
+      succeeded: 0,
+      canceled: 0,
+    };
+  }
+
+  /**
+   * Move dead letters back to their lane, due now, attempt reset. Reads the dead-letter
+   * queue in batches of 10; letters not asked for stay hidden during the scan and are made
+   * visible again at the end. Returns how many were moved.
+   */
+  async retryFailed(ids?: string[]): Promise<number> {
+    this.#assertOpen();
+    const url = await this.#init.dlqUrl(false);
+    if (!url) return 0;
+    const dlq = await this.#dlq();
+    const want = ids ? new Set(ids) : undefined;
+    if (want && want.size === 0) return 0;
+    const skipped: string[] = [];
+    let moved = 0;
+    const scanSeconds = 60;
+    for (let round = 0; round < 100_000; round++) {
+      let messages: Message[];
+      try {
+        const out = await this.#init.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 0,
+            VisibilityTimeout: scanSeconds,
+            MessageSystemAttributeNames: [
+              "ApproximateReceiveCount",
+              "SentTimestamp",
+              "MessageGroupId",
+            ],
+            MessageAttributeNames: ["All"],
+          }),
+        );
+        messages = out.Messages ?? [];
+      } catch (error) {
+        throw new AdapterError(
+          "sqs",
+          `ReceiveMessage on ${this.#init.dlqName}: ${describe(error)}`,
+          { cause: error },
+        );
+      }
+      if (messages.length === 0) break;
+      const now = Date.now();
+      await Promise.all(
+        messages.map(async (m) => {
+          if (!m.ReceiptHandle) return;
+          const h = this.#decode(this.#bands[0] as BandState, m, now, now + scanSeconds * 1000);
+          if (!h) return;
+          if (want && !want.has(h.job.id)) {
+            skipped.push(h.handle);
+            return;
+          }
+          const band = this.#bandFor(h.job.meta.p);
+          let entry: SendEntry;
+          if (h.job.malformed === undefined) {
+            entry = { ...this.#reencode(h, { v: 1, p: h.job.meta.p, pub: h.job.meta.pub }) };
+          } else {
+            const attributes = copyAttributes(h.rawAttributes);
+            for (const k of [ATTR.errorName, ATTR.errorMessage, ATTR.errorStack, ATTR.errorReason])
+              delete attributes[k];
+            entry = { body: h.rawBody, attributes, bytes: messageBytes(h.rawBody, attributes) };
+          }
+          if (this.fifo) {
+            entry.groupId = h.groupId ?? dedupIdFor(h.job.id);
+            entry.dedupId = dedupIdFor(`${h.job.id}:retry:${randomUUID()}`);
+          }
+          const sent = await band.io.send(entry);
+          if (sent !== "ok")
+            throw new AdapterError(
+              "sqs",
+              `SendMessage (retry) for job ${h.job.id}: ${sent.code} ${sent.message}`,
+            );
+          band.emptyAt = undefined;
+          const r = await dlq.delete(h.handle);
+          if (r !== "ok")
+            this.#init.onError(
+              new AdapterError(
+                "sqs",
+                `DeleteMessage on ${this.#init.dlqName}: ${r.code} ${r.message}`,
+              ),
+            );
+          moved++;
+          want?.delete(h.job.id);
+        }),
+      );
+      if (want && want.size === 0) break;
+    }
+    await Promise.all(skipped.map((handle) => dlq.changeVisibility(handle, 0)));
+    return moved;
+  }
+
+  // ── lifecycle ───────────────────────────────────────────────────────────────────────
+
+  #assertOpen() {
+    if (this.#closed) throw new QueueClosedError(`sqs queue "${this.name}"`);
+  }
+
+  /** Run background work, reporting (never throwing) its failure. */
+  #later(p: Promise<unknown>) {
+    this.#track(
+      p.catch((error: unknown) => {
+        this.#init.onError(asError(error));
+      }),
+    );
+  }
+
+  #track(p: Promise<unknown>) {
+    this.#background.add(p);
+    void p.finally(() => this.#background.delete(p));
+  }
+
+  /**
+   * Idempotent. Ends long polls at once, hands buffered (never reserved) messages back,
+   * and waits for every batch in flight. Leases handed out stay with their holders.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#holdTimer) clearTimeout(this.#holdTimer);
+    this.#holdTimer = undefined;
+    for (const band of this.#bands) band.poll?.controller.abort();
+    for (const wake of [...this.#waiters]) wake();
+    const buffered = this.#buffer;
+    this.#buffer = [];
+    for (const h of buffered) this.#later(this.#handBack(h, h.attempt - 1));
+    while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
+    await Promise.all(this.#bands.map((b) => b.io.drain()));
+    if (this.#dlqIO) await (await this.#dlqIO.catch(() => undefined))?.drain();
+  }
+}
+
+/** A put where some jobs could not be written; the others were. */
+export class SqsPutError extends AdapterError {
+  readonly failures: string[];
+  constructor(failures: string[], total: number) {
+    super(
+      "sqs",
+      `${failures.length} of ${total} jobs were not written: ${failures.slice(0, 5).join("; ")}`,
+    );
+    this.failures = failures;
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,160 @@
+/**
+ * Test support: a real SQS-protocol server (fauxqs, in-process on port 0, or the server
+ * at SQS_ENDPOINT), SQS clients pointed at it, and a fault-injecting HTTP proxy.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import type { NewJob } from "@tasklane/core";
+import { startFauxqs } from "fauxqs";
+
+export interface SqsServer {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** Start fauxqs on a free port (or use SQS_ENDPOINT). */
+export async function startSqs(): Promise<SqsServer> {
+  const external = process.env.SQS_ENDPOINT;
+  if (external) return { endpoint: external, stop: async () => {} };
+  const server = await startFauxqs({ port: 0, logger: false });
+  return { endpoint: `http://127.0.0.1:${server.port}`, stop: () => server.stop() };
+}
+
+/** A client for the test server. */
+export function sqsClient(endpoint: string, maxAttempts = 3): SQSClient {
+  return new SQSClient({
+    endpoint,
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    maxAttempts,
+  });
+}
+
+/** A queue name no other test uses. */
+export function uniqueName(prefix = "q"): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+export function job(id: string, extra: Partial<NewJob> = {}): NewJob {
+  return {
+    id,
+    task: "t",
+    payload: JSON.stringify({ id }),
+    priority: 0,
+    publishedAt: Date.now(),
+    ...extra,
+  };
+}
+
+/** Poll `check` until it returns a truthy value (or throw after `timeoutMs`). */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** What the proxy does with one request. */
+export type Fault =
+  | "throttle" // 400 ThrottlingException, not forwarded
+  | "unavailable" // 503, not forwarded
+  | "lost-response"; // forwarded (SQS acts on it), then answered 500
+
+export interface FaultProxy {
+  endpoint: string;
+  /** Requests seen, and faults injected, by SQS action. */
+  readonly seen: Record<string, number>;
+  readonly injected: Record<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy in front of the SQS server. `decide(action, n)` is asked for each request
+ * (`n` counts requests of that action from 1) and may inject a fault.
+ */
+export async function startFaultProxy(
+  target: string,
+  decide: (action: string, n: number) => Fault | undefined,
+): Promise<FaultProxy> {
+  const url = new URL(target);
+  const seen: Record<string, number> = {};
+  const injected: Record<string, number> = {};
+  const answer = (res: import("node:http").ServerResponse, fault: Fault) => {
+    if (fault === "throttle") {
+      res.writeHead(400, {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amzn-query-error": "ThrottlingException;Sender",
+      });
+      res.end(
+        JSON.stringify({
+          __type: "com.amazonaws.sqs#ThrottlingException",
+          message: "Rate exceeded",
+        }),
+      );
+    } else {
+      res.writeHead(fault === "unavailable" ? 503 : 500, {
+        "content-type": "application/x-amz-json-1.0",
+      });
+      res.end(JSON.stringify({ __type: "com.amazonaws.sqs#InternalError", message: "injected" }));
+    }
+  };
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const action = String(req.headers["x-amz-target"] ?? "").replace("AmazonSQS.", "") || "unknown";
+    const n = (seen[action] = (seen[action] ?? 0) + 1);
+    const fault = decide(action, n);
+    if (fault) injected[action] = (injected[action] ?? 0) + 1;
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      if (fault === "throttle" || fault === "unavailable") {
+        answer(res, fault);
+        return;
+      }
+      const upstream = request(
+        {
+          hostname: url.hostname,
+          port: url.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (up) => {
+          if (fault === "lost-response") {
+            up.resume();
+            up.on("end", () => answer(res, fault));
+            return;
+          }
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on("error", () => {
+        if (!res.headersSent) answer(res, "unavailable");
+      });
+      // A client that gives up (an aborted long poll) ends the upstream request too.
+      res.on("close", () => upstream.destroy());
+      upstream.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    seen,
+    injected,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
