@@ -99,6 +99,8 @@ interface LaneState {
   queue: Queue;
   hint: number | undefined;
   hintAt: number;
+  /** This lane's held jobs by id (for events that name a job). */
+  held: Map<string, HeldJob>;
 }
 
 type Ending =
@@ -166,7 +168,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const selector = client.makeSelector();
   const pool = new PQueue({ concurrency });
   const slotFreed = new EventEmitter<{ free: () => void }>();
-  const held = new Map<string, HeldJob>();
+  const held = new Set<HeldJob>();
   const heldDrained = new EventEmitter<{ empty: () => void }>();
   let lanes: LaneState[] = [];
   const laneByFullName = new Map<string, LaneState>();
@@ -184,7 +186,6 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     m[k] = (m[k] ?? 0) + n;
   };
 
-  const key = (lane: LaneState, id: string) => `${lane.queue.name}\u0000${id}`;
   const runningCount = () => pool.pending + pool.size;
 
   // ── hints ─────────────────────────────────────────────────────────────────────────
@@ -227,7 +228,14 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   /** The lease is no longer ours: stop tracking the job. */
   const forget = (h: HeldJob) => {
-    if (held.delete(key(h.lane, h.job.id)) && held.size === 0) heldDrained.emit("empty");
+    if (!held.delete(h)) return;
+    h.lane.held.delete(h.job.id);
+    if (held.size === 0) heldDrained.emit("empty");
+  };
+
+  const hold = (h: HeldJob) => {
+    held.add(h);
+    h.lane.held.set(h.job.id, h);
   };
 
   const abortJob = (h: HeldJob, reason: Error) => {
@@ -400,37 +408,63 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   };
 
   // ── running one job ───────────────────────────────────────────────────────────────
-  const makeContext = (h: HeldJob, appData: unknown): JobContext => {
-    const ref = { queue: h.lane.config.name, jobId: h.job.id, task: h.job.task };
-    return {
-      jobId: h.job.id,
-      attempt: h.job.attempt,
-      maxAttempts: h.task?.retry.maxAttempts ?? 1,
-      queue: h.lane.config.name,
-      task: h.job.task,
-      appData,
-      // Lazily created: an AbortController per job costs more than many handlers do.
-      get signal() {
-        if (!h.controller) {
-          h.controller = new AbortController();
-          if (h.abortReason) h.controller.abort(h.abortReason);
-        }
-        return h.controller.signal;
-      },
-      heartbeat: async () => {
-        if (h.settled) return false;
-        const [s] = await h.lane.queue.extend([h.job.lock], h.lane.config.leaseMs);
-        if (s === "ok") {
-          h.job.lock.expiresAt = clock.now() + h.lane.config.leaseMs;
-          return true;
-        }
-        loseJob(h, s ?? "lost");
-        return false;
-      },
-      progress: (value) => events.emit("progress", { ...ref, value }),
-      log: (message) => events.emit("progress", { ...ref, value: { log: message } }),
-    };
-  };
+  /** A handler's context. A class, so a job costs one small object rather than closures. */
+  class Context implements JobContext {
+    readonly #h: HeldJob;
+    readonly appData: unknown;
+    constructor(h: HeldJob, appData: unknown) {
+      this.#h = h;
+      this.appData = appData;
+    }
+    get jobId() {
+      return this.#h.job.id;
+    }
+    get attempt() {
+      return this.#h.job.attempt;
+    }
+    get maxAttempts() {
+      return this.#h.task?.retry.maxAttempts ?? 1;
+    }
+    get queue() {
+      return this.#h.lane.config.name;
+    }
+    get task() {
+      return this.#h.job.task;
+    }
+    // Created on first use: an AbortController per job costs more than many handlers do.
+    get signal(): AbortSignal {
+      const h = this.#h;
+      if (!h.controller) {
+        h.controller = new AbortController();
+        if (h.abortReason) h.controller.abort(h.abortReason);
+      }
+      return h.controller.signal;
+    }
+    async heartbeat(): Promise<boolean> {
+      const h = this.#h;
+      if (h.settled) return false;
+      const now = clock.now();
+      const [s] = await h.lane.queue.extend([h.job.lock], h.lane.config.leaseMs);
+      if (s === "ok") {
+        h.job.lock.expiresAt = now + h.lane.config.leaseMs;
+        return true;
+      }
+      loseJob(h, s ?? "lost");
+      return false;
+    }
+    progress(value: unknown): void {
+      const h = this.#h;
+      events.emit("progress", {
+        queue: h.lane.config.name,
+        jobId: h.job.id,
+        task: h.job.task,
+        value,
+      });
+    }
+    log(message: string): void {
+      this.progress({ log: message });
+    }
+  }
 
   const execute = async (h: HeldJob): Promise<void> => {
     if (h.settled) return;
@@ -480,7 +514,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       task: job.task,
       attempt: job.attempt,
     });
-    const ctx = makeContext(h, appData);
+    const ctx = new Context(h, appData);
     if (task.timeLimitMs !== undefined) {
       const limit = task.timeLimitMs;
       h.timer = clock.setTimeout(() => {
@@ -523,7 +557,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       interrupt: undefined,
       timer: undefined,
     };
-    held.set(key(ls, job.id), h);
+    hold(h);
     drainedEmitted = false;
     pool
       .add(() => execute(h))
@@ -572,7 +606,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const onAdapterEvent = (event: AdapterEvent) => {
     const ls = laneByFullName.get(event.queue);
     if (!ls) return;
-    const h = held.get(key(ls, event.jobId));
+    const h = ls.held.get(event.jobId);
     if (h) loseJob(h, event.type === "canceled" ? "canceled" : "put");
   };
 
@@ -648,7 +682,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       interrupt: undefined,
       timer: undefined,
     };
-    held.set(key(ls, job.id), h);
+    hold(h);
     settle(h, { kind: "release" });
   };
 
@@ -699,6 +733,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         queue: queues[i] as Queue,
         hint: undefined,
         hintAt: 0,
+        held: new Map(),
       }));
       for (const ls of lanes) laneByFullName.set(ls.queue.name, ls);
       if (adapter.subscribe && caps.subscribe)
