@@ -37,6 +37,7 @@ export async function runCase(spec: CaseSpec): Promise<CaseResult> {
     probe = await createProbe(entry.backend, spec);
     const env: SystemEnv = {
       queueName: spec.queueName,
+      withPriorities: spec.scenario === "latency-priority",
       ...(spec.redis ? { redis: spec.redis } : {}),
       ...(spec.sqs ? { sqs: spec.sqs } : {}),
       createSqsClient() {

@@ -32,6 +32,8 @@ export interface JobHooks {
 export interface SystemEnv {
   /** Unique per case: queue / key names derive from it, so cases never share state. */
   queueName: string;
+  /** True when this case publishes jobs with priorities (a system may set up lanes for them). */
+  withPriorities: boolean;
   /** The redis-server the orchestrator started for this run (redis systems only). */
   redis?: { host: string; port: number };
   /** The fauxqs server the orchestrator started for this run (sqs systems only). */

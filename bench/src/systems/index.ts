@@ -7,6 +7,14 @@ import type { Backend, SystemEntry } from "../types.ts";
 
 export const SYSTEMS: SystemEntry[] = [
   {
+    name: "tasklane-memory",
+    backend: "memory",
+    packageName: "@tasklane/adapter-memory",
+    priorities: true,
+    description: "tasklane with the memory adapter",
+    load: async () => (await import("./tasklane-memory.ts")).system,
+  },
+  {
     name: "p-queue",
     backend: "memory",
     packageName: "p-queue",
@@ -37,6 +45,14 @@ export const SYSTEMS: SystemEntry[] = [
     priorities: false,
     description: "LPUSH / auto-pipelined RPOP loops, BRPOP when idle; no ack (physical ceiling)",
     load: async () => (await import("./raw-ioredis.ts")).system,
+  },
+  {
+    name: "tasklane-sqs",
+    backend: "sqs",
+    packageName: "@tasklane/adapter-sqs",
+    priorities: true,
+    description: "tasklane with the SQS adapter (priority bands in the priority scenario)",
+    load: async () => (await import("./tasklane-sqs.ts")).system,
   },
   {
     name: "sqs-consumer",

@@ -1,0 +1,79 @@
+/**
+ * The tasklane side of every tasklane system: one no-op task on one queue, configured as
+ * a service would (batch reserve of 100, 30 s lease, 1 s long poll), everything else at
+ * its defaults (retention of 1,000 succeeded jobs, history, stats, zod validation of
+ * every payload). Only the adapter differs between tasklane-memory, -redis and -sqs.
+ */
+import type { Adapter } from "@tasklane/core";
+import { createTasklane, defineTask, type Worker } from "@tasklane/core";
+import { z } from "zod";
+import type { BenchJob, JobHooks, SystemUnderTest } from "../types.ts";
+
+export const TASKLANE_QUEUE = {
+  priority: 1,
+  batchSize: 100,
+  leaseMs: 30_000,
+  longPollMs: 1_000,
+  numIterations: 10,
+};
+
+/**
+ * `queueName` becomes the tasklane queue name (unique per case). `onTeardown` runs after
+ * the client closed (for what the system module created itself, such as a client it
+ * injected into the adapter).
+ */
+export function tasklaneSystem(
+  adapter: Adapter,
+  queueName: string,
+  onTeardown?: () => Promise<void>,
+): SystemUnderTest {
+  let hooks: JobHooks | undefined;
+  /** jobId → job index, between the handler's start and the `succeeded` event. */
+  const indexById = new Map<string, number>();
+  const noop = defineTask({
+    name: "noop",
+    queue: queueName,
+    schema: z.object({ i: z.number() }),
+    run: async (payload, ctx) => {
+      indexById.set(ctx.jobId, payload.i);
+      hooks?.onStart(payload.i);
+    },
+  });
+  const tl = createTasklane({
+    adapter,
+    queues: [{ name: queueName, ...TASKLANE_QUEUE }],
+    tasks: [noop],
+  });
+  tl.events.on("succeeded", (event) => {
+    const i = indexById.get(event.jobId);
+    if (i === undefined) return;
+    indexById.delete(event.jobId);
+    hooks?.onDone(i);
+  });
+  tl.events.on("error", () => {});
+  let worker: Worker | undefined;
+  const item = (job: BenchJob) =>
+    job.priority === undefined
+      ? { payload: { i: job.i } }
+      : { payload: { i: job.i }, priority: job.priority };
+  return {
+    async publish(job) {
+      await (job.priority === undefined
+        ? tl.publish(noop, { i: job.i })
+        : tl.publish(noop, { i: job.i }, { priority: job.priority }));
+    },
+    async publishMany(jobs) {
+      await tl.publishMany(noop, jobs.map(item));
+    },
+    async process(options) {
+      hooks = options.hooks;
+      worker = tl.worker({ concurrency: options.concurrency });
+      await worker.start();
+    },
+    async teardown() {
+      await worker?.stop({ graceMs: 1_000 });
+      await tl.close({ graceMs: 1_000 });
+      await onTeardown?.();
+    },
+  };
+}
