@@ -3,11 +3,14 @@
  *
  * - `byId`: every stored job (any state) by id. De-duplication is a lookup here; a job
  *   leaves it only through retention or `delete`.
- * - Three binary heaps with index tracking (`JobRecord.heapIndex`); a job sits in exactly
- *   the heap of its state and in none when finished:
- *     `ready`   waiting jobs, ordered (−priority, dueAt, seq)  → what reserve takes next
- *     `delayed` delayed jobs, ordered (dueAt, seq)             → what falls due next
- *     `leases`  active jobs, ordered (expiresAt, seq)          → what expires next
+ * - Three binary heaps (`heap.ts`: keys in typed arrays beside the slots). A job is in
+ *   the heap of its state, and in none when finished:
+ *     `ready`   waiting jobs, keyed (−priority, dueAt, seq)  → what reserve takes next
+ *     `delayed` delayed jobs, keyed (dueAt, seq)             → what falls due next
+ *     `leases`  active jobs, keyed (expiresAt, seq)          → what expires next
+ *   `leases` tracks positions (acks remove from it constantly); `ready` and `delayed`
+ *   delete lazily (only cancel and delete remove from them, and both end the record), so
+ *   their sifts never touch a record. `heap.size` counts live entries only.
  * - `lists`: one intrusive doubly linked list per state, in order of entry (`entrySeq`
  *   ascends head to tail). They give exact counts in O(1), oldest-finished-first retention
  *   in O(1) per job, and `list()` paging: a cursor node parked in the list survives any
@@ -26,6 +29,7 @@ import {
   addSample,
   type CancelResult,
   type Clock,
+  ConfigError,
   type DayStats,
   dayOf,
   emptyDayStats,
@@ -140,6 +144,8 @@ export class MemoryQueueImpl implements MemoryQueue {
     this.maxStalls = options.maxStalls;
     this.historyLimit = options.historyLimit;
     this.retentionRules = retentionRules(options.retention);
+    // A higher maxConcurrency may let waiting long polls take jobs now.
+    this.afterChange();
   }
 
   // ── put ──────────────────────────────────────────────────────────────────────────────
@@ -197,6 +203,7 @@ export class MemoryQueueImpl implements MemoryQueue {
     this.maintain(now);
     const limit = Math.min(Math.floor(options.limit), this.shared.maxBatch);
     const leaseMs = options.leaseMs;
+    if (!validLease(leaseMs)) return Promise.reject(leaseError(leaseMs));
     const jobs = this.take(limit, leaseMs, now);
     const signal = options.signal;
     const waitMs = Math.min(options.waitMs, MAX_TIMER_MS);
@@ -359,6 +366,7 @@ export class MemoryQueueImpl implements MemoryQueue {
 
   async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
     this.check();
+    if (!validLease(leaseMs)) throw leaseError(leaseMs);
     const now = this.clock.now();
     this.maintain(now);
     const statuses: LockStatus[] = [];
@@ -798,6 +806,15 @@ export class MemoryQueueImpl implements MemoryQueue {
     if (rec.error !== undefined) info.error = copyError(rec.error);
     return info;
   }
+}
+
+/** A lease must be a finite, non-negative number of ms (a NaN would corrupt the lease heap). */
+function validLease(leaseMs: number): boolean {
+  return typeof leaseMs === "number" && Number.isFinite(leaseMs) && leaseMs >= 0;
+}
+
+function leaseError(leaseMs: number): ConfigError {
+  return new ConfigError("leaseMs", leaseMs, "must be a finite number of ms >= 0");
 }
 
 function historyOf(rec: JobRecord): JobEvent[] {

@@ -140,3 +140,42 @@ describe("leases, fencing and outcomes", () => {
     expect(await queue.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 1 });
   });
 });
+
+describe("input checks and reconfiguration", () => {
+  it("refuses a lease that is not a finite number of ms, by field", async () => {
+    const { queue } = await setup();
+    await queue.put([job("a")]);
+    await expect(queue.reserve({ ...now, leaseMs: Number.NaN })).rejects.toMatchObject({
+      code: "CONFIG",
+      field: "leaseMs",
+    });
+    const [a] = (await queue.reserve(now)).jobs;
+    await expect(queue.extend([a!.lock], Number.POSITIVE_INFINITY)).rejects.toMatchObject({
+      field: "leaseMs",
+    });
+  });
+
+  it("with maxStalls 0 the first expired lease dead-letters the job", async () => {
+    const { clock, queue } = await setup({ maxStalls: 0 });
+    await queue.put([job("a")]);
+    await queue.reserve({ ...now, leaseMs: 5 });
+    await clock.advance(5);
+    expect(await queue.counts()).toMatchObject({ failed: 1, waiting: 0, active: 0 });
+    expect(await queue.retryFailed(["a", "nope"])).toBe(1);
+    expect((await queue.reserve(now)).jobs[0]).toMatchObject({ id: "a", attempt: 1 });
+  });
+
+  it("re-opening a queue with a higher maxConcurrency serves a waiting long poll", async () => {
+    const { adapter, queue } = await setup({ maxConcurrency: 1 });
+    await queue.put([job("a"), job("b")]);
+    await queue.reserve(now);
+    let result: string[] | undefined;
+    void queue.reserve({ ...now, waitMs: 10_000 }).then((r) => {
+      result = r.jobs.map((j) => j.id);
+    });
+    await adapter.queue("q", { maxStalls: 1, historyLimit: 50, maxConcurrency: 2 });
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(result).toEqual(["b"]);
+  });
+});
