@@ -273,6 +273,8 @@ export class SqsQueue implements Queue {
   }
 
   #knownEmpty(band: BandState): boolean {
+    // A long poll in flight returns as soon as a message arrives: the band is empty.
+    if (band.poll) return true;
     const now = Date.now();
     if (band.emptyAt !== undefined && now - band.emptyAt < this.#init.probeCacheMs) return true;
     return (
@@ -290,13 +292,17 @@ export class SqsQueue implements Queue {
     signal?: AbortSignal,
   ): Promise<ReservedJob[]> {
     const deadline = Date.now() + waitMs;
+    let first = true;
     for (;;) {
       if (this.#closed || signal?.aborted) return [];
       const left = deadline - Date.now();
       if (left <= 0) return [];
+      // A poll that ended early (another consumer took what woke it) is restarted, but
+      // not for a sliver of time left: the idle cost stays one receive per band per wait.
       for (const band of this.#bands) {
-        if (!band.poll) this.#startPoll(band, limit, seconds, left);
+        if (!band.poll && (first || left >= 100)) this.#startPoll(band, limit, seconds, left);
       }
+      first = false;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);

@@ -109,7 +109,8 @@ export async function startFaultProxy(
   };
   const server: Server = createServer((req: IncomingMessage, res) => {
     const action = String(req.headers["x-amz-target"] ?? "").replace("AmazonSQS.", "") || "unknown";
-    const n = (seen[action] = (seen[action] ?? 0) + 1);
+    const n = (seen[action] ?? 0) + 1;
+    seen[action] = n;
     const fault = decide(action, n);
     if (fault) injected[action] = (injected[action] ?? 0) + 1;
     const chunks: Buffer[] = [];

@@ -1,0 +1,673 @@
+import {
+  GetQueueUrlCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { PayloadTooLargeError, QueueClosedError } from "@tasklane/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  countSqsRequests,
+  createSqsAdapter,
+  type SqsAdapterOptions,
+  SqsQueue,
+  sqsCapabilities,
+} from "../src/index.ts";
+import { job, type SqsServer, sqsClient, startSqs, uniqueName, waitFor } from "./helpers.ts";
+
+let server: SqsServer;
+let client: SQSClient;
+
+beforeAll(async () => {
+  server = await startSqs();
+  client = sqsClient(server.endpoint);
+});
+afterAll(async () => {
+  client.destroy();
+  await server.stop();
+});
+
+const queueOptions = { maxStalls: 1, historyLimit: 10 };
+const now = (limit = 10, leaseMs = 30_000) => ({ limit, leaseMs, waitMs: 0 });
+
+async function open(options: Omit<SqsAdapterOptions, "client"> = {}, name = uniqueName()) {
+  const adapter = createSqsAdapter({ client, ...options });
+  const queue = await adapter.queue(name, queueOptions);
+  return { adapter, queue, name };
+}
+
+/** Read raw messages of an SQS queue by name (hiding them for `seconds`). */
+async function readRaw(sqsName: string, seconds = 30): Promise<Message[]> {
+  const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: sqsName }));
+  const out = await client.send(
+    new ReceiveMessageCommand({
+      QueueUrl,
+      MaxNumberOfMessages: 10,
+      VisibilityTimeout: seconds,
+      MessageAttributeNames: ["All"],
+    }),
+  );
+  return out.Messages ?? [];
+}
+
+async function sendRaw(sqsName: string, body: string, attributes?: Record<string, string>) {
+  const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: sqsName }));
+  await client.send(
+    new SendMessageCommand({
+      QueueUrl,
+      MessageBody: body,
+      ...(attributes
+        ? {
+            MessageAttributes: Object.fromEntries(
+              Object.entries(attributes).map(([k, v]) => [
+                k,
+                { DataType: "String", StringValue: v },
+              ]),
+            ),
+          }
+        : {}),
+    }),
+  );
+}
+
+describe("capabilities", () => {
+  it("declares what SQS cannot do", () => {
+    const adapter = createSqsAdapter({ client });
+    expect(adapter.name).toBe("sqs");
+    expect(adapter.capabilities).toEqual(sqsCapabilities(false));
+    expect(adapter.capabilities).toMatchObject({
+      maxBatch: 10,
+      maxLeaseMs: 12 * 3_600_000,
+      maxWaitMs: 20_000,
+      timeResolutionMs: 1000,
+      exactCounts: false,
+      priorities: false,
+      dedup: false,
+      fencing: true,
+      get: false,
+      list: false,
+      cancel: false,
+      cancelActive: false,
+      retryFailed: true,
+    });
+    expect(createSqsAdapter({ client, priorityLanes: true }).capabilities.priorities).toBe(true);
+  });
+
+  it("refuses bad options, naming the field", () => {
+    expect(() => createSqsAdapter({ client, probeCacheMs: -1 })).toThrow(/probeCacheMs/);
+    expect(() => createSqsAdapter({ client, queuePrefix: "a b" })).toThrow(/queuePrefix/);
+    expect(() => createSqsAdapter({ client, priorityLanes: { high: 0, low: 0 } })).toThrow(
+      /priorityLanes.low/,
+    );
+  });
+});
+
+describe("put and reserve", () => {
+  it("round-trips every job field and hands out a lock", async () => {
+    const { adapter, queue } = await open();
+    const publishedAt = Date.now() - 5;
+    const [r] = await queue.put([
+      job("a", { task: "email", payload: '{"to":"x"}', appData: '{"k":1}', publishedAt }),
+    ]);
+    expect(r).toEqual({ id: "a", status: "created" });
+    const { jobs } = await queue.reserve(now());
+    expect(jobs).toHaveLength(1);
+    const j = jobs[0]!;
+    expect(j).toMatchObject({
+      id: "a",
+      task: "email",
+      payload: '{"to":"x"}',
+      appData: '{"k":1}',
+      priority: 0,
+      attempt: 1,
+      publishedAt,
+    });
+    expect(j.malformed).toBeUndefined();
+    expect(j.lock.jobId).toBe("a");
+    expect(j.lock.expiresAt).toBeGreaterThan(Date.now() + 25_000);
+    expect(await queue.ack([j.lock])).toEqual(["ok"]);
+    expect(await queue.ack([j.lock])).toEqual(["lost"]);
+    await adapter.close();
+  });
+
+  it("coalesces concurrent puts and acks into batch requests", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open();
+      counter.reset();
+      await Promise.all(Array.from({ length: 30 }, (_, i) => queue.put([job(`j${i}`)])));
+      expect(counter.byCommand.SendMessageBatchCommand).toBe(3);
+      expect(counter.commands).toBe(3);
+      const locks = [];
+      while (locks.length < 30) {
+        const { jobs } = await queue.reserve(now());
+        locks.push(...jobs.map((j) => j.lock));
+      }
+      counter.reset();
+      const statuses = await Promise.all(locks.map((l) => queue.ack([l])));
+      expect(statuses.flat()).toEqual(Array(30).fill("ok"));
+      expect(counter.byCommand.DeleteMessageBatchCommand).toBe(3);
+      counter.reset();
+      // Nothing left: an empty lane costs one receive.
+      expect((await queue.reserve(now())).jobs).toEqual([]);
+      expect(counter.commands).toBe(1);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("splits a batch over 1 MiB into several requests", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open();
+      counter.reset();
+      const big = JSON.stringify("x".repeat(400_000));
+      await queue.put([
+        job("a", { payload: big }),
+        job("b", { payload: big }),
+        job("c", { payload: big }),
+      ]);
+      expect(counter.byCommand.SendMessageBatchCommand).toBe(2);
+      let got = 0;
+      while (got < 3) got += (await queue.reserve(now())).jobs.length;
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("refuses a message over 1 MiB for the whole batch, sending nothing", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open();
+      counter.reset();
+      const tooBig = JSON.stringify("y".repeat(1_048_576));
+      const attempt = queue.put([job("fine"), job("big", { payload: tooBig })]);
+      await expect(attempt).rejects.toBeInstanceOf(PayloadTooLargeError);
+      await expect(attempt).rejects.toMatchObject({
+        code: "PAYLOAD_TOO_LARGE",
+        limitBytes: 1_048_576,
+      });
+      expect(counter.commands).toBe(0);
+      expect((await queue.reserve(now())).jobs).toEqual([]);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("round-trips any Unicode byte-exact, escaping what SQS refuses", async () => {
+    const { adapter, queue, name } = await open();
+    const payloads = [
+      JSON.stringify({ s: "lone \ud800 surrogate" }), // escaped by JSON.stringify: plain ASCII
+      '{"s":"raw \ufffe and \uffff"}',
+      '{"s":"NUL \u0000 and \u0001 \u001f"}',
+      '{"s":"emoji 😀 and 👩‍👩‍👧 and 𝄞"}',
+      '{"s":"raw lone \ud800 and \udc00 halves"}',
+      '{"s":"looks escaped %u0041 %25 %"}',
+      '{"s":"tab\\t and real \t newline \n cr \r"}',
+    ];
+    await queue.put(
+      payloads.map((payload, i) =>
+        job(`u${i}`, { payload, appData: payload, task: `task \u0000 ${i} 😀` }),
+      ),
+    );
+    const seen = new Map<string, { payload: string; appData?: string; task: string }>();
+    await waitFor(async () => {
+      for (const j of (await queue.reserve(now())).jobs) seen.set(j.id, j as never);
+      return seen.size === payloads.length;
+    });
+    payloads.forEach((payload, i) => {
+      const j = seen.get(`u${i}`)!;
+      expect(j.payload).toBe(payload);
+      expect(j.appData).toBe(payload);
+      expect(j.task).toBe(`task \u0000 ${i} 😀`);
+    });
+    // Ordinary payloads travel untouched: no escape marker on them.
+    await queue.put([job("plain", { payload: '{"a":"é ü 中文"}' })]);
+    const raw = await readRaw(name);
+    expect(raw[0]?.Body).toBe('{"a":"é ü 中文"}');
+    expect(raw[0]?.MessageAttributes?.["tl-enc"]).toBeUndefined();
+    await adapter.close();
+  });
+
+  it("refuses jobs with priorities only through capabilities (no bands)", async () => {
+    const { adapter } = await open();
+    expect(adapter.capabilities.priorities).toBe(false);
+    await adapter.close();
+  });
+});
+
+describe("leases", () => {
+  it("a lease that expired is lost; the job comes back with the next attempt", async () => {
+    const { adapter, queue } = await open();
+    await queue.put([job("a")]);
+    const [first] = (await queue.reserve(now(10, 1000))).jobs;
+    expect(first?.attempt).toBe(1);
+    const second = await waitFor(async () => (await queue.reserve(now(10, 30_000))).jobs[0], 5000);
+    expect(second.id).toBe("a");
+    expect(second.attempt).toBe(2);
+    expect(await queue.ack([first!.lock])).toEqual(["lost"]);
+    expect(await queue.extend([first!.lock], 5000)).toEqual(["lost"]);
+    expect(await queue.ack([second.lock])).toEqual(["ok"]);
+    await adapter.close();
+  });
+
+  it("extend keeps the job hidden past its first lease", async () => {
+    const { adapter, queue } = await open();
+    await queue.put([job("a")]);
+    const [j] = (await queue.reserve(now(10, 1000))).jobs;
+    expect(await queue.extend([j!.lock], 3000)).toEqual(["ok"]);
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      expect((await queue.reserve({ limit: 10, leaseMs: 1000, waitMs: 300 })).jobs).toEqual([]);
+    }
+    expect(await queue.ack([j!.lock])).toEqual(["ok"]);
+    await adapter.close();
+  });
+
+  it("a forged or foreign token is lost", async () => {
+    const { adapter, queue } = await open();
+    const lock = { jobId: "x", token: "not-a-receipt-handle", expiresAt: Date.now() + 60_000 };
+    expect(await queue.ack([lock])).toEqual(["lost"]);
+    expect(await queue.extend([lock], 1000)).toEqual(["lost"]);
+    expect(
+      await queue.nack([
+        { lock, runAt: Date.now(), error: { name: "E", message: "m", reason: "error" } },
+      ]),
+    ).toEqual(["lost"]);
+    await adapter.close();
+  });
+
+  it("a job whose lease expires more than maxStalls times goes dead as stalled", async () => {
+    const { adapter, queue, name } = await open();
+    await queue.put([job("s")]);
+    // maxStalls 1: delivery 1 stalls, delivery 2 stalls, the next receive dead-letters it.
+    expect((await queue.reserve(now(10, 1000))).jobs[0]?.attempt).toBe(1);
+    const again = await waitFor(async () => (await queue.reserve(now(10, 1000))).jobs[0], 5000);
+    expect(again.attempt).toBe(2);
+    // The next receive finds the stall count over the limit and dead-letters the job.
+    await waitFor(
+      async () => {
+        expect((await queue.reserve(now())).jobs).toEqual([]);
+        return (await queue.counts()).failed === 1;
+      },
+      8000,
+      200,
+    );
+    const [dead] = await readRaw(`${name}-dlq`);
+    expect(dead?.MessageAttributes?.["tl-error-reason"]?.StringValue).toBe("stalled");
+    expect(dead?.MessageAttributes?.["tl-error-name"]?.StringValue).toBe("StalledError");
+    await adapter.close();
+  }, 20_000);
+});
+
+describe("retries, releases and dead letters", () => {
+  const error = {
+    name: "Boom",
+    message: "it broke",
+    stack: "Boom: it broke\n  at x",
+    reason: "error" as const,
+  };
+
+  it("nack with runAt delays the job; the attempt counts", async () => {
+    const { adapter, queue } = await open();
+    await queue.put([job("a")]);
+    const [j] = (await queue.reserve(now())).jobs;
+    const runAt = Date.now() + 1500;
+    expect(await queue.nack([{ lock: j!.lock, runAt, error }])).toEqual(["ok"]);
+    expect((await queue.reserve(now())).jobs).toEqual([]);
+    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0], 6000);
+    expect(Date.now()).toBeGreaterThanOrEqual(runAt - 1000);
+    expect(back.attempt).toBe(2);
+    expect(back.readyAt).toBe(runAt);
+    await queue.ack([back.lock]);
+    await adapter.close();
+  });
+
+  it("release hands the job back due now without counting the attempt", async () => {
+    const { adapter, queue } = await open();
+    await queue.put([job("a")]);
+    const [j] = (await queue.reserve(now())).jobs;
+    expect(await queue.release([{ lock: j!.lock, uncounted: true }])).toEqual(["ok"]);
+    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(back.attempt).toBe(1);
+    // A retry after the release still counts from there.
+    await queue.nack([{ lock: back.lock, runAt: Date.now(), error }]);
+    const third = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(third.attempt).toBe(2);
+    expect(await queue.release([{ lock: back.lock, uncounted: true }])).toEqual(["lost"]);
+    await adapter.close();
+  });
+
+  it("nack dead moves the job to <name>-dlq with its error; retryFailed moves it back", async () => {
+    const { adapter, queue, name } = await open();
+    await queue.put([job("a", { appData: '{"x":1}' }), job("b")]);
+    const got = (await queue.reserve(now())).jobs;
+    expect(got).toHaveLength(2);
+    const statuses = await queue.nack(
+      got.map((j) => ({ lock: j.lock, dead: true as const, error })),
+    );
+    expect(statuses).toEqual(["ok", "ok"]);
+    expect((await queue.counts()).failed).toBe(2);
+    const raw = await readRaw(`${name}-dlq`, 1);
+    expect(raw).toHaveLength(2);
+    const attrs = raw[0]!.MessageAttributes!;
+    expect(attrs["tl-error-name"]?.StringValue).toBe("Boom");
+    expect(attrs["tl-error-message"]?.StringValue).toBe("it broke");
+    expect(attrs["tl-error-stack"]?.StringValue).toBe("Boom: it broke\n  at x");
+    expect(attrs["tl-error-reason"]?.StringValue).toBe("error");
+    // The raw read hid them for a second; retryFailed("a") finds "a" once they show again.
+    const moved = await waitFor(async () => queue.retryFailed!(["a"]), 5000, 200);
+    expect(moved).toBe(1);
+    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(back).toMatchObject({ id: "a", attempt: 1, appData: '{"x":1}' });
+    expect(await queue.retryFailed!()).toBe(1);
+    const b = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(b.id).toBe("b");
+    expect((await queue.counts()).failed).toBe(0);
+    await adapter.close();
+  });
+
+  it("trims a huge stack so the dead letter fits", async () => {
+    const { adapter, queue, name } = await open();
+    await queue.put([job("a", { payload: JSON.stringify("p".repeat(900_000)) })]);
+    const [j] = (await queue.reserve(now())).jobs;
+    const stack = "s".repeat(400_000);
+    expect(await queue.nack([{ lock: j!.lock, dead: true, error: { ...error, stack } }])).toEqual([
+      "ok",
+    ]);
+    const [dead] = await readRaw(`${name}-dlq`);
+    const kept = dead?.MessageAttributes?.["tl-error-stack"]?.StringValue ?? "";
+    expect(kept.length).toBeLessThan(stack.length);
+    expect(dead?.Body?.length).toBe(900_002);
+    await adapter.close();
+  });
+
+  it("hands out a foreign or malformed message with `malformed`, and dead-letters it", async () => {
+    const { adapter, queue, name } = await open();
+    await sendRaw(name, "not json at all");
+    await sendRaw(name, '{"ok":true}', { "tl-id": "m", "tl-task": "t", "tl-meta": "{broken" });
+    const got: Array<{ id: string; malformed?: string; payload: string; lock: never }> = [];
+    await waitFor(async () => {
+      got.push(...((await queue.reserve(now())).jobs as never[]));
+      return got.length === 2;
+    });
+    for (const j of got) expect(j.malformed).toMatch(/not written by tasklane|tl-meta/);
+    expect(got.map((j) => j.payload).sort()).toEqual(["not json at all", '{"ok":true}']);
+    const statuses = await queue.nack(
+      got.map((j) => ({
+        lock: j.lock,
+        dead: true as const,
+        error: { name: "MalformedJobError", message: j.malformed!, reason: "malformed" as const },
+      })),
+    );
+    expect(statuses).toEqual(["ok", "ok"]);
+    const dead = await readRaw(`${name}-dlq`);
+    expect(dead.map((m) => m.MessageAttributes?.["tl-error-reason"]?.StringValue)).toEqual([
+      "malformed",
+      "malformed",
+    ]);
+    expect(dead.map((m) => m.Body).sort()).toEqual(["not json at all", '{"ok":true}']);
+    await adapter.close();
+  });
+});
+
+describe("delays", () => {
+  it("a delayed job is not handed out before its runAt", async () => {
+    const { adapter, queue } = await open();
+    const runAt = Date.now() + 2000;
+    await queue.put([job("d", { runAt })]);
+    expect((await queue.reserve(now())).jobs).toEqual([]);
+    expect((await queue.counts()).delayed).toBe(1);
+    const j = await waitFor(async () => (await queue.reserve(now())).jobs[0], 6000);
+    expect(Date.now()).toBeGreaterThanOrEqual(runAt - 1000);
+    expect(j).toMatchObject({ id: "d", attempt: 1, readyAt: runAt });
+    await adapter.close();
+  });
+
+  it("a job received before its runAt (longer than 15 min) is re-delayed, not run", async () => {
+    const { adapter, queue, name } = await open();
+    // What a 15-minute hop delivers: a message whose runAt is still an hour away.
+    const runAt = Date.now() + 3_600_000;
+    await sendRaw(name, "{}", {
+      "tl-id": "later",
+      "tl-task": "t",
+      "tl-meta": JSON.stringify({ v: 1, p: 0, pub: Date.now(), run: runAt }),
+    });
+    expect((await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
+    // It went back as a fresh copy, delayed by SQS's longest delay (900 s).
+    await waitFor(async () => {
+      const c = await queue.counts();
+      return c.delayed === 1 && c.active === 0;
+    });
+    await adapter.close();
+  });
+
+  it("a put longer than 15 minutes is accepted (first hop of 900 s)", async () => {
+    const { adapter, queue } = await open();
+    await queue.put([job("far", { runAt: Date.now() + 2 * 3_600_000 })]);
+    expect((await queue.counts()).delayed).toBe(1);
+    await adapter.close();
+  });
+});
+
+describe("long polls", () => {
+  it("a waiting reserve wakes on a put", async () => {
+    const { adapter, queue } = await open();
+    const pending = queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 5000 });
+    await new Promise((r) => setTimeout(r, 100));
+    await queue.put([job("w")]);
+    const { jobs } = await pending;
+    expect(jobs.map((j) => j.id)).toEqual(["w"]);
+    await adapter.close();
+  });
+
+  it("an aborted signal ends the wait at once, and a later put is not swallowed", async () => {
+    const { adapter, queue } = await open();
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = queue.reserve({
+      limit: 10,
+      leaseMs: 30_000,
+      waitMs: 10_000,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 50);
+    expect((await pending).jobs).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(1000);
+    // The SQS long poll may still be open: whatever it brings goes to the next reserve.
+    await queue.put([job("after")]);
+    const j = await waitFor(async () => (await queue.reserve(now())).jobs[0], 3000);
+    expect(j.id).toBe("after");
+    await adapter.close();
+  });
+
+  it("idle: one receive per long-poll period", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open();
+      counter.reset();
+      const started = Date.now();
+      for (let i = 0; i < 3; i++) await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+      // At most one poll is in flight per SQS queue, and each lasts the long-poll period.
+      expect(counter.byCommand.ReceiveMessageCommand).toBeGreaterThanOrEqual(2);
+      expect(counter.byCommand.ReceiveMessageCommand).toBeLessThanOrEqual(3);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("close ends a pending long poll with no jobs; later calls throw QueueClosedError", async () => {
+    const own = createSqsAdapter({ client });
+    const queue = await own.queue(uniqueName(), queueOptions);
+    const pending = queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await own.close();
+    await own.close();
+    expect((await pending).jobs).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(queue.put([job("x")])).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(queue.reserve(now())).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(own.queue("other", queueOptions)).rejects.toBeInstanceOf(QueueClosedError);
+    // The injected client was not destroyed.
+    await expect(
+      client
+        .send(new GetQueueUrlCommand({ QueueName: `${queue.name}-dlq` }))
+        .catch((e: Error) => e.name),
+    ).resolves.toBeDefined();
+    expect((await readRaw(queue.name)).length).toBe(0);
+  });
+});
+
+describe("probe and counts", () => {
+  it("probe is cached for probeCacheMs", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open({ probeCacheMs: 60_000 });
+      await queue.put([job("a"), job("b")]);
+      counter.reset();
+      const [p1, p2] = await Promise.all([queue.probe(), queue.probe()]);
+      expect(await queue.probe()).toBe(2);
+      expect([p1, p2]).toEqual([2, 2]);
+      expect(counter.byCommand.GetQueueAttributesCommand).toBe(1);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("counts waiting, delayed and active (approximately)", async () => {
+    const { adapter, queue } = await open();
+    await queue.put([job("a"), job("b"), job("c", { runAt: Date.now() + 60_000 })]);
+    await queue.reserve(now(1));
+    expect(await queue.counts()).toMatchObject({ waiting: 1, active: 1, delayed: 1, failed: 0 });
+    await adapter.close();
+  });
+});
+
+describe("queues", () => {
+  it("one queue object per name, a prefix, and a cached URL", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const adapter = createSqsAdapter({ client, queuePrefix: "pre-" });
+      const name = uniqueName();
+      const [a, b] = await Promise.all([
+        adapter.queue(name, queueOptions),
+        adapter.queue(name, queueOptions),
+      ]);
+      expect(a).toBe(b);
+      expect(a).toBeInstanceOf(SqsQueue);
+      expect(a.bands.map((x) => x.name)).toEqual([`pre-${name}`]);
+      expect(counter.byCommand.CreateQueueCommand).toBe(1);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("refuses names SQS cannot hold", async () => {
+    const adapter = createSqsAdapter({ client });
+    await expect(adapter.queue("x".repeat(80), queueOptions)).rejects.toThrow(/at most 80/);
+    await expect(adapter.queue("bad name", queueOptions)).rejects.toThrow(/letters/);
+    await adapter.close();
+  });
+
+  it("createQueues false only looks queues up", async () => {
+    const adapter = createSqsAdapter({ client, createQueues: false });
+    await expect(adapter.queue(uniqueName(), queueOptions)).rejects.toThrow(/does not exist/);
+    await adapter.close();
+  });
+});
+
+describe("priority lanes", () => {
+  it("routes priorities to -high / base / -low SQS queues and drains the higher first", async () => {
+    const { adapter, queue } = await open({ priorityLanes: { high: 5, low: -5 } });
+    expect(adapter.capabilities.priorities).toBe(true);
+    expect((queue as SqsQueue).bands.map((b) => b.name.replace(/^q-\w+/, ""))).toEqual([
+      "-high",
+      "",
+      "-low",
+    ]);
+    await queue.put([
+      job("low", { priority: -10 }),
+      job("mid", { priority: 0 }),
+      job("high", { priority: 7 }),
+      job("mid2", { priority: 4 }),
+      job("high2", { priority: 5 }),
+      job("low2", { priority: -5 }),
+    ]);
+    const order: string[] = [];
+    await waitFor(async () => {
+      const { jobs } = await queue.reserve(now(2));
+      order.push(...jobs.map((j) => j.id));
+      return order.length === 6;
+    });
+    expect(order.slice(0, 2).sort()).toEqual(["high", "high2"]);
+    expect(order.slice(2, 4).sort()).toEqual(["mid", "mid2"]);
+    expect(order.slice(4).sort()).toEqual(["low", "low2"]);
+    expect(await queue.probe()).toBe(0);
+    await adapter.close();
+  });
+
+  it("idle with bands: one receive per band per long-poll period", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open({ priorityLanes: true });
+      await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
+      counter.reset();
+      for (let i = 0; i < 2; i++) await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
+      expect(counter.byCommand.ReceiveMessageCommand).toBeGreaterThanOrEqual(3);
+      expect(counter.byCommand.ReceiveMessageCommand).toBeLessThanOrEqual(6);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+});
+
+describe("FIFO queues", () => {
+  it("keeps group order, de-duplicates by job id and round-trips groups", async () => {
+    const { adapter, queue } = await open({}, `${uniqueName()}.fifo`);
+    expect((queue as SqsQueue).fifo).toBe(true);
+    const r = await queue.put([
+      job("1", { groupId: "g" }),
+      job("2", { groupId: "g" }),
+      job("1", { groupId: "g" }),
+    ]);
+    expect(r.map((x) => x.status)).toEqual(["created", "created", "duplicate"]);
+    await queue.put([job("1", { groupId: "g" })]); // SQS drops it: same dedup id within 5 min
+    const ids: string[] = [];
+    await waitFor(async () => {
+      const { jobs } = await queue.reserve(now());
+      ids.push(...jobs.map((j) => j.id));
+      await queue.ack(jobs.map((j) => j.lock));
+      return ids.length >= 2;
+    });
+    expect(ids).toEqual(["1", "2"]);
+    expect((await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
+    await adapter.close();
+  });
+
+  it("the fifo option makes a FIFO queue of a plain name; nack dead reaches a FIFO DLQ", async () => {
+    const { adapter, queue } = await open({ fifo: true });
+    expect((queue as SqsQueue).bands[0]?.name.endsWith(".fifo")).toBe(true);
+    await queue.put([job("a")]);
+    const [j] = (await queue.reserve(now())).jobs;
+    expect(
+      await queue.nack([
+        { lock: j!.lock, dead: true, error: { name: "E", message: "m", reason: "error" } },
+      ]),
+    ).toEqual(["ok"]);
+    expect((await queue.counts()).failed).toBe(1);
+    expect(await queue.retryFailed!()).toBe(1);
+    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(back.id).toBe("a");
+    await adapter.close();
+  });
+});
