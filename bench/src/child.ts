@@ -95,6 +95,8 @@ async function runScenario(
       return await latency(spec, sut, probe, false);
     case "latency-priority":
       return await latency(spec, sut, probe, true);
+    case "idle":
+      return await idle(spec, sut, probe);
   }
 }
 
@@ -273,6 +275,29 @@ async function latency(
       duplicates: tracker.duplicates,
       requestsPerJob: cost.requests / total,
       roundTripsPerJob: cost.roundTrips / total,
+    },
+    requests: cost.byCommand,
+  };
+}
+
+/**
+ * A worker (concurrency 10) on an empty queue for `idleSeconds`: backend requests and
+ * round trips per second while nothing happens (long polls, blocking pops, probes).
+ */
+async function idle(spec: CaseSpec, sut: SystemUnderTest, probe: Probe): Promise<ScenarioOutput> {
+  const tracker = new Tracker(0);
+  await sut.process({ concurrency: 10, hooks: tracker });
+  // Past start-up (connections, queue lookups, the first poll).
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const m0 = await probe.mark();
+  const t0 = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, spec.profile.idleSeconds * 1000));
+  const cost = probe.cost(m0, await probe.mark());
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    metrics: {
+      idleRequestsPerSec: cost.requests / seconds,
+      idleRoundTripsPerSec: cost.roundTrips / seconds,
     },
     requests: cost.byCommand,
   };

@@ -59,7 +59,10 @@ function select(only: string[]): Selection {
 }
 
 function applies(system: SystemEntry, scenario: ScenarioName): boolean {
-  return scenario !== "latency-priority" || system.priorities;
+  if (scenario === "latency-priority") return system.priorities;
+  // Nothing to count in process: an in-process queue makes no backend requests.
+  if (scenario === "idle") return system.backend !== "memory";
+  return true;
 }
 
 function versions(redis: RedisServer | undefined, systems: SystemEntry[]): Record<string, string> {
@@ -211,6 +214,8 @@ function describe(result: CaseResult): string {
   if (m.requestsPerJob !== undefined && Number.isFinite(m.requestsPerJob)) {
     parts.push(`${m.requestsPerJob.toFixed(2)} req/job`);
   }
+  if (m.idleRequestsPerSec !== undefined)
+    parts.push(`${m.idleRequestsPerSec.toFixed(2)} req/s idle`);
   if (m.backendBytesPerJob !== undefined && Number.isFinite(m.backendBytesPerJob)) {
     parts.push(`${Math.round(m.backendBytesPerJob)} B/job`);
   }

@@ -8,6 +8,7 @@ export const SCENARIOS: ScenarioName[] = [
   "process-c100",
   "latency",
   "latency-priority",
+  "idle",
 ];
 
 /** About 15 minutes on 2 cores with every system. */
@@ -21,6 +22,7 @@ export const FULL: Profile = {
   latencySeconds: 5,
   latencyWarmupSeconds: 1,
   latencyConcurrency: 10,
+  idleSeconds: 3,
   repeats: 3,
   caseTimeoutMs: 180_000,
 };
@@ -36,6 +38,7 @@ export const QUICK: Profile = {
   latencySeconds: 1.5,
   latencyWarmupSeconds: 0.5,
   latencyConcurrency: 10,
+  idleSeconds: 1,
   repeats: 1,
   caseTimeoutMs: 60_000,
 };

@@ -205,6 +205,7 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
       costHeader.push(`${requestLabel} c=10`, `${requestLabel} c=100`);
       if (backend === "redis") costHeader.push("round trips / job c=10", "round trips / job c=100");
     }
+    if (backend !== "memory") costHeader.push("idle requests / s");
     costHeader.push("worker RSS peak MB c=100", "heap peak MB c=100");
     sections.push(
       "Cost (publish in bulk + process; lower is better; Redis commands include those run inside scripts)",
@@ -228,6 +229,9 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
                 cell(lookup, system, baseline, "process-c100", "roundTripsPerJob", decimal),
               );
             }
+          }
+          if (backend !== "memory") {
+            row.push(cell(lookup, system, baseline, "idle", "idleRequestsPerSec", decimal, false));
           }
           row.push(
             cell(lookup, system, baseline, "process-c100", "rssPeakMb", integer, false),

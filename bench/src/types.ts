@@ -89,7 +89,8 @@ export type ScenarioName =
   | "process-c10"
   | "process-c100"
   | "latency"
-  | "latency-priority";
+  | "latency-priority"
+  | "idle";
 
 /** Sizes of one profile (full or quick). */
 export interface Profile {
@@ -110,6 +111,8 @@ export interface Profile {
   latencyWarmupSeconds: number;
   /** Latency: worker concurrency. */
   latencyConcurrency: number;
+  /** Idle: seconds a started worker is watched on an empty queue. */
+  idleSeconds: number;
   /** Runs of each case. */
   repeats: number;
   /** A case's child process is killed after this long. */
