@@ -36,7 +36,7 @@ interface Selection {
 }
 
 /** `--only` tokens: a system, a backend, a scenario, or a scenario prefix. */
-function select(only: string[]): Selection {
+export function select(only: string[]): Selection {
   const systemTokens = new Set<string>();
   const scenarioTokens = new Set<ScenarioName>();
   for (const token of only) {
@@ -58,7 +58,7 @@ function select(only: string[]): Selection {
   };
 }
 
-function applies(system: SystemEntry, scenario: ScenarioName): boolean {
+export function applies(system: SystemEntry, scenario: ScenarioName): boolean {
   if (scenario === "latency-priority") return system.priorities;
   // Nothing to count in process: an in-process queue makes no backend requests.
   if (scenario === "idle") return system.backend !== "memory";

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { applies, select } from "./orchestrator.ts";
+import { FULL } from "./profiles.ts";
+import { renderTables, summarise } from "./report.ts";
+import { findSystem } from "./systems/index.ts";
+import type { CaseResult, Metrics, ScenarioName } from "./types.ts";
+
+function result(system: string, scenario: ScenarioName, metrics: Metrics, ok = true): CaseResult {
+  return {
+    runId: "r",
+    at: "2026-01-01T00:00:00.000Z",
+    system,
+    backend: findSystem(system).backend,
+    scenario,
+    repeat: 0,
+    profile: "full",
+    ok,
+    ...(ok ? {} : { error: "boom\nstack" }),
+    metrics,
+    wallMs: 1,
+  };
+}
+
+describe("summarise", () => {
+  it("takes the median of each metric over the successful runs", () => {
+    const [summary] = summarise([
+      result("bullmq", "process-c10", { jobsPerSec: 100 }),
+      result("bullmq", "process-c10", { jobsPerSec: 300 }),
+      result("bullmq", "process-c10", { jobsPerSec: 200 }),
+      result("bullmq", "process-c10", {}, false),
+    ]);
+    expect(summary?.medians.jobsPerSec).toBe(200);
+    expect(summary?.runs).toBe(3);
+    expect(summary?.failed).toBe(1);
+    expect(summary?.error).toBe("boom");
+  });
+});
+
+describe("renderTables", () => {
+  it("shows the ratio to the backend's baseline", () => {
+    const text = renderTables(
+      summarise([
+        result("bullmq", "process-c100", { jobsPerSec: 10_000, requestsPerJob: 32 }),
+        result("raw-ioredis", "process-c100", { jobsPerSec: 50_000, requestsPerJob: 1 }),
+      ]),
+      FULL,
+    );
+    expect(text).toContain("| bullmq (baseline) |");
+    expect(text).toContain("50,000 (5.0×)");
+    expect(text).toContain("1.00 (0.03×)");
+  });
+  it("marks failed cases", () => {
+    const text = renderTables(summarise([result("bullmq", "latency", {}, false)]), FULL);
+    expect(text).toContain("failed");
+    expect(text).toContain("bullmq / latency: 1 failed: boom");
+  });
+});
+
+describe("select", () => {
+  it("combines systems, backends and scenario prefixes", () => {
+    const { systems, scenarios } = select(["redis", "latency"]);
+    expect(systems.every((system) => system.backend === "redis")).toBe(true);
+    expect(scenarios).toEqual(["latency", "latency-priority"]);
+  });
+  it("selects everything without filters", () => {
+    expect(select([]).scenarios).toContain("process-c100");
+  });
+  it("refuses an unknown token, naming it", () => {
+    expect(() => select(["nope"])).toThrow(/"nope"/);
+  });
+  it("runs the priority scenario only for systems with priorities", () => {
+    expect(applies(findSystem("bee-queue"), "latency-priority")).toBe(false);
+    expect(applies(findSystem("bullmq"), "latency-priority")).toBe(true);
+    expect(applies(findSystem("p-queue"), "idle")).toBe(false);
+  });
+});
