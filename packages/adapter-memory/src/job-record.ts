@@ -47,8 +47,14 @@ export class JobRecord extends ListNode {
   error: JobError | undefined = undefined;
   /** Last `historyLimit` events as flat (at, event, detail) triples, oldest first. */
   history: (number | string | undefined)[] | undefined = undefined;
-  /** Position in the lease heap, IN_LAZY_HEAP in the ready or delayed heap, else NOT_IN_HEAP. */
+  /**
+   * Position in the lease index's heap; IN_LEASE_LIST in its list; IN_LAZY_HEAP in the
+   * ready or delayed heap; NOT_IN_HEAP (-1) otherwise.
+   */
   heapIndex = -1;
+  /** Neighbours in the lease index's list (while active there). */
+  leasePrev: JobRecord | undefined = undefined;
+  leaseNext: JobRecord | undefined = undefined;
 
   constructor(job: NewJob, seq: number, state: JobState, dueAt: number) {
     super(true);

@@ -3,14 +3,15 @@
  *
  * - `byId`: every stored job (any state) by id. De-duplication is a lookup here; a job
  *   leaves it only through retention or `delete`.
- * - Three binary heaps (`heap.ts`: keys in typed arrays beside the slots). A job is in
- *   the heap of its state, and in none when finished:
+ * - Two binary heaps (`heap.ts`: keys in typed arrays beside the slots); a waiting or
+ *   delayed job is in the heap of its state:
  *     `ready`   waiting jobs, keyed (−priority, dueAt, seq)  → what reserve takes next
  *     `delayed` delayed jobs, keyed (dueAt, seq)             → what falls due next
- *     `leases`  active jobs, keyed (expiresAt, seq)          → what expires next
- *   `leases` tracks positions (acks remove from it constantly); `ready` and `delayed`
- *   delete lazily (only cancel and delete remove from them, and both end the record), so
- *   their sifts never touch a record. `heap.size` counts live entries only.
+ *   They delete lazily (only cancel and delete remove from them, and both end the
+ *   record), so their sifts never touch a record. `heap.size` counts live entries only.
+ * - `leases` (`lease-index.ts`): active jobs by expiresAt → what expires next. A
+ *   sorted linked list takes the in-order expiries (O(1) add and ack), a small heap the
+ *   rest.
  * - `lists`: one intrusive doubly linked list per state, in order of entry (`entrySeq`
  *   ascends head to tail). They give exact counts in O(1), oldest-finished-first retention
  *   in O(1) per job, and `list()` paging: a cursor node parked in the list survives any
@@ -57,6 +58,7 @@ import {
 } from "@tasklane/core";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
+import { LeaseIndex } from "./lease-index.ts";
 import { StateList } from "./state-list.ts";
 
 const DAY_MS = 86_400_000;
@@ -109,7 +111,7 @@ export class MemoryQueueImpl implements MemoryQueue {
   private readonly byId = new Map<string, JobRecord>();
   private readonly ready = new RecordHeap(false);
   private readonly delayed = new RecordHeap(false);
-  private readonly leases = new RecordHeap(true);
+  private readonly leases = new LeaseIndex();
   private readonly lists: Record<JobState, StateList> = {
     waiting: new StateList(),
     delayed: new StateList(),
@@ -253,7 +255,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       rec.reservedAt = now;
       rec.expiresAt = expiresAt;
       this.move(rec, "active");
-      this.leases.push(rec, rec.expiresAt, rec.seq, 0);
+      this.leases.add(rec);
       addSample(stats.wait, now - rec.dueAt);
       this.note(rec, now, "reserved");
       const job: ReservedJob = {
@@ -379,7 +381,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       if (status !== "ok" || rec === undefined) continue;
       changed = true;
       rec.expiresAt = expiresAt;
-      this.leases.rekey(rec, expiresAt, rec.seq, 0);
+      this.leases.update(rec);
     }
     if (changed) this.armWakeTimer();
     return statuses;

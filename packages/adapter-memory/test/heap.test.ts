@@ -2,6 +2,7 @@ import type { NewJob } from "@tasklane/core";
 import { describe, expect, it } from "vitest";
 import { IN_LAZY_HEAP, NOT_IN_HEAP, RecordHeap } from "../src/heap.ts";
 import { JobRecord } from "../src/job-record.ts";
+import { LeaseIndex } from "../src/lease-index.ts";
 
 /** Small seeded PRNG (mulberry32), so a failure replays. */
 function rng(seed: number): () => number {
@@ -79,5 +80,44 @@ describe("RecordHeap (lazy)", () => {
     for (let rec = heap.pop(); rec !== undefined; rec = heap.pop()) popped.push(rec.seq);
     const expected = recs.filter((_, i) => i % 3 !== 0).map((r) => r.seq);
     expect(popped).toEqual(expected.reverse());
+  });
+});
+
+describe("LeaseIndex", () => {
+  it("pops in expiry order through in-order and out-of-order adds, removes and updates", () => {
+    const random = rng(3);
+    const index = new LeaseIndex();
+    const live = new Set<JobRecord>();
+    let now = 0;
+    for (let step = 0; step < 4_000; step++) {
+      const r = random();
+      now += Math.floor(random() * 3);
+      if (r < 0.45 || live.size === 0) {
+        const rec = new JobRecord({ ...base, id: `j${step}` }, step, "active", 0);
+        // Mostly one lease length (in order), sometimes a shorter one (out of order).
+        rec.expiresAt = now + (random() < 0.8 ? 100 : Math.floor(random() * 100));
+        index.add(rec);
+        live.add(rec);
+      } else if (r < 0.7) {
+        const rec = index.pop() as JobRecord;
+        const min = Math.min(...[...live].map((x) => x.expiresAt));
+        expect(rec.expiresAt).toBe(min);
+        live.delete(rec);
+      } else {
+        const all = [...live];
+        const rec = all[Math.floor(random() * all.length)] as JobRecord;
+        if (r < 0.85) {
+          index.remove(rec);
+          live.delete(rec);
+        } else {
+          rec.expiresAt = now + Math.floor(random() * 150);
+          index.update(rec);
+        }
+      }
+      expect(index.size).toBe(live.size);
+      const min =
+        live.size === 0 ? Number.POSITIVE_INFINITY : Math.min(...[...live].map((x) => x.expiresAt));
+      expect(index.peekKey()).toBe(min);
+    }
   });
 });
