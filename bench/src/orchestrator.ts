@@ -9,7 +9,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BENCH_DIR, machineInfo, packageVersion } from "./machine.ts";
 import { FULL, QUICK, SCENARIOS } from "./profiles.ts";
-import { renderLatest, renderTables, summarise } from "./report.ts";
+import { renderLatest, renderTables, renderTargets, summarise } from "./report.ts";
 import { type FauxqsServer, startFauxqsServer } from "./servers/fauxqs.ts";
 import { type RedisServer, startRedisServer } from "./servers/redis.ts";
 import { SYSTEMS } from "./systems/index.ts";
@@ -189,7 +189,7 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
     const latest = renderLatest(summaries, context);
     writeFileSync(join(RESULTS_DIR, "latest.md"), latest);
     process.stdout.write(
-      `\n${renderTables(summaries, profile)}\n\nwrote bench/results/latest.md\n`,
+      `\n${renderTables(summaries, profile)}\n\n${renderTargets(summaries, profile)}\n\nwrote bench/results/latest.md\n`,
     );
     if (!filtered && profile.name === "full") updateReadme(latest);
     return results.every((result) => result.ok) ? 0 : 1;

@@ -254,12 +254,186 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
   return sections.join("\n\n");
 }
 
+interface Target {
+  issue: string;
+  what: string;
+  /** The measured value, or undefined when the case did not run. */
+  value: (lookup: Lookup) => number | undefined;
+  format: Format;
+  /** Pass when `value <= limit` (lower is better) or `value >= limit`. */
+  compare: "<=" | ">=";
+  limit: number;
+  /** A stretch goal, shown but not judged. */
+  aim?: number;
+}
+
+function metric(system: string, scenario: ScenarioName, key: string) {
+  return (lookup: Lookup) => {
+    const value = lookup.get(system, scenario)?.medians[key];
+    return value !== undefined && Number.isFinite(value) ? value : undefined;
+  };
+}
+
+function ratioOf(system: string, baseline: string, scenario: ScenarioName, key: string) {
+  return (lookup: Lookup) => {
+    const a = metric(system, scenario, key)(lookup);
+    const b = metric(baseline, scenario, key)(lookup);
+    return a !== undefined && b !== undefined && b !== 0 ? a / b : undefined;
+  };
+}
+
+const times: Format = (value) => `${value.toFixed(2)}×`;
+const ms: Format = (value) => `${value.toFixed(2)} ms`;
+
+/** The performance targets of issues 3 (Redis), 4 (SQS) and 5 (memory). */
+function targets(profile: Profile): Target[] {
+  const idleBound = 1 + 1 / profile.idleSeconds;
+  return [
+    {
+      issue: "#5",
+      what: "memory: processing c=100 vs p-queue",
+      value: ratioOf("tasklane-memory", "p-queue", "process-c100", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 1 / 3,
+      aim: 0.5,
+    },
+    {
+      issue: "#3",
+      what: "redis: processing c=100 vs BullMQ",
+      value: ratioOf("tasklane-redis", "bullmq", "process-c100", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 3,
+    },
+    {
+      issue: "#3",
+      what: "redis: processing c=10 vs BullMQ",
+      value: ratioOf("tasklane-redis", "bullmq", "process-c10", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 2.5,
+    },
+    {
+      issue: "#3",
+      what: "redis: commands per job (publish + process), c=10",
+      value: metric("tasklane-redis", "process-c10", "requestsPerJob"),
+      format: decimal,
+      compare: "<=",
+      limit: 8,
+    },
+    {
+      issue: "#3",
+      what: "redis: commands per job (publish + process), c=100",
+      value: metric("tasklane-redis", "process-c100", "requestsPerJob"),
+      format: decimal,
+      compare: "<=",
+      limit: 8,
+    },
+    {
+      issue: "#3",
+      what: "redis: round trips per job, c=10",
+      value: metric("tasklane-redis", "process-c10", "roundTripsPerJob"),
+      format: decimal,
+      compare: "<=",
+      limit: 0.25,
+    },
+    {
+      issue: "#3",
+      what: "redis: round trips per job, c=100",
+      value: metric("tasklane-redis", "process-c100", "roundTripsPerJob"),
+      format: decimal,
+      compare: "<=",
+      limit: 0.25,
+    },
+    {
+      issue: "#3",
+      what: "redis: publishMany (chunks of 1,000) vs addBulk",
+      value: ratioOf("tasklane-redis", "bullmq", "publish-bulk", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 10,
+    },
+    {
+      issue: "#3",
+      what: "redis: latency p50 at 500 jobs/s",
+      value: metric("tasklane-redis", "latency", "p50Ms"),
+      format: ms,
+      compare: "<=",
+      limit: 0.5,
+    },
+    {
+      issue: "#3",
+      what: "redis: latency p99 at 500 jobs/s",
+      value: metric("tasklane-redis", "latency", "p99Ms"),
+      format: ms,
+      compare: "<=",
+      limit: 1.5,
+    },
+    {
+      issue: "#3",
+      what: "redis: bytes per waiting job",
+      value: metric("tasklane-redis", "process-c100", "backendBytesPerJob"),
+      format: integer,
+      compare: "<=",
+      limit: 200,
+      aim: 150,
+    },
+    {
+      issue: "#4",
+      what: "sqs: processing c=100 vs sqs-consumer",
+      value: ratioOf("tasklane-sqs", "sqs-consumer", "process-c100", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 2.5,
+    },
+    {
+      issue: "#4",
+      what: "sqs: requests per job (publish + process), c=100",
+      value: metric("tasklane-sqs", "process-c100", "requestsPerJob"),
+      format: decimal,
+      compare: "<=",
+      limit: 0.35,
+    },
+    {
+      issue: "#4",
+      what: `sqs: idle requests per second (one lane, 1 s long poll; ≤ ${idleBound.toFixed(2)} allows the window's edges)`,
+      value: metric("tasklane-sqs", "idle", "idleRequestsPerSec"),
+      format: decimal,
+      compare: "<=",
+      limit: idleBound,
+    },
+  ];
+}
+
+export function renderTargets(summaries: Summary[], profile: Profile): string {
+  const lookup = new Lookup(summaries);
+  const rows: string[][] = [];
+  for (const target of targets(profile)) {
+    const value = target.value(lookup);
+    if (value === undefined) continue;
+    const pass = target.compare === "<=" ? value <= target.limit : value >= target.limit;
+    const limit = `${target.compare} ${target.format(target.limit)}${target.aim === undefined ? "" : ` (aim ${target.format(target.aim)})`}`;
+    rows.push([
+      target.issue,
+      target.what,
+      limit,
+      target.format(value),
+      pass ? "met" : "**not met**",
+    ]);
+  }
+  if (rows.length === 0) return "";
+  return `### Targets\n\n${table(["issue", "target", "limit", "measured (median)", ""], rows)}`;
+}
+
 export function renderLatest(summaries: Summary[], context: ReportContext): string {
   const { machine, profile } = context;
   const versions = Object.entries(context.versions)
     .map(([name, version]) => `${name} ${version}`)
     .join(", ");
-  const scenarios = SCENARIOS.join(", ");
+  const scenarios = SCENARIOS.filter((name) => summaries.some((s) => s.scenario === name)).join(
+    ", ",
+  );
   return [
     "# tasklane benchmarks: latest run",
     "",
@@ -269,6 +443,8 @@ export function renderLatest(summaries: Summary[], context: ReportContext): stri
     `- Versions: ${versions}`,
     `- Each case: median of ${profile.repeats} run(s), each in a fresh process, systems alternating; scenarios: ${scenarios}`,
     `- Reproduce: \`${context.command}\``,
+    "",
+    renderTargets(summaries, profile),
     "",
     renderTables(summaries, profile),
     "",
