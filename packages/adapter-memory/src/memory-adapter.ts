@@ -95,6 +95,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
     maxJobs,
     maxBatch: memoryCapabilities.maxBatch,
     closed: false,
+    handedSinceYield: 0,
     emit(event) {
       for (const listener of listeners) {
         try {

@@ -68,6 +68,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 const RETENTION_BUDGET = 256;
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 10_000;
+/** Jobs handed out between two macrotask turns at most (see `yieldDue`). */
+const YIELD_EVERY_JOBS = 1000;
 /** Days of stats kept per queue (oldest dropped first). */
 const STATS_DAYS_KEPT = 400;
 
@@ -77,6 +79,8 @@ export interface AdapterShared {
   readonly maxJobs: number;
   readonly maxBatch: number;
   closed: boolean;
+  /** Jobs handed out by reserves that resolved without leaving the microtask queue. */
+  handedSinceYield: number;
   emit(event: { type: "canceled"; queue: string; jobId: string }): void;
 }
 
@@ -210,7 +214,8 @@ export class MemoryQueueImpl implements MemoryQueue {
     const signal = options.signal;
     const waitMs = Math.min(options.waitMs, MAX_TIMER_MS);
     if (jobs.length > 0 || !(waitMs > 0) || !(limit > 0) || signal?.aborted) {
-      return Promise.resolve({ jobs, ready: this.takeable() });
+      const result: ReserveResult = { jobs, ready: this.takeable() };
+      return this.yieldDue(jobs.length) ? yieldThen(result) : Promise.resolve(result);
     }
     return new Promise<ReserveResult>((resolve) => {
       const waiter: Waiter = {
@@ -237,6 +242,21 @@ export class MemoryQueueImpl implements MemoryQueue {
       this.waiters.push(waiter);
       this.armWakeTimer();
     });
+  }
+
+  /**
+   * Everything here is synchronous, so a worker draining a backlog through this adapter
+   * would run reserve → handler → reserve… in microtasks only, starving timers and I/O
+   * (heartbeats, the worker's own ack flush, an HTTP server in the same process) until
+   * the backlog is gone. Every YIELD_EVERY_JOBS jobs handed out, one reserve resolves
+   * after a macrotask turn instead: bounded starvation, at a negligible cost.
+   */
+  private yieldDue(taken: number): boolean {
+    const shared = this.shared;
+    shared.handedSinceYield += taken;
+    if (shared.handedSinceYield < YIELD_EVERY_JOBS) return false;
+    shared.handedSinceYield = 0;
+    return true;
   }
 
   /** Take up to `limit` ready jobs as this reservation: waiting → active. */
@@ -808,6 +828,10 @@ export class MemoryQueueImpl implements MemoryQueue {
     if (rec.error !== undefined) info.error = copyError(rec.error);
     return info;
   }
+}
+
+function yieldThen<T>(value: T): Promise<T> {
+  return new Promise((resolve) => setImmediate(resolve, value));
 }
 
 /** A lease must be a finite, non-negative number of ms (a NaN would corrupt the lease heap). */

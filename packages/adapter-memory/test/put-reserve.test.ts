@@ -133,3 +133,24 @@ describe("put and reserve", () => {
     await expect(iterate()).rejects.toBeInstanceOf(QueueClosedError);
   });
 });
+
+describe("fairness to the event loop", () => {
+  it("lets macrotasks run while a backlog is drained one reserve after another", async () => {
+    const { queue } = await setup({ historyLimit: 0 });
+    await queue.put(Array.from({ length: 3000 }, (_, i) => job(`j${i}`)));
+    let turns = 0;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (let i = 0; i < 3000; i++) {
+      const { jobs } = await queue.reserve({ ...now, limit: 1 });
+      await queue.ack(jobs.map((j) => j.lock));
+    }
+    stop = true;
+    // A microtask-only drain would give the macrotask queue no turn at all.
+    expect(turns).toBeGreaterThanOrEqual(2);
+  });
+});
