@@ -186,9 +186,10 @@ export class MemoryQueueImpl implements MemoryQueue {
   }
 
   private insert(job: NewJob, now: number): void {
-    const runAt = job.runAt;
-    const isDelayed = runAt !== undefined && runAt > now;
-    const dueAt = runAt !== undefined && Number.isFinite(runAt) ? runAt : now;
+    // A runAt that is not a finite number is treated as absent: due now.
+    const runAt = typeof job.runAt === "number" && Number.isFinite(job.runAt) ? job.runAt : now;
+    const isDelayed = runAt > now;
+    const dueAt = runAt;
     const rec = new JobRecord(job, this.putSeq++, isDelayed ? "delayed" : "waiting", dueAt);
     this.byId.set(rec.id, rec);
     this.enter(rec);
