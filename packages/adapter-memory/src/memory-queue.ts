@@ -161,28 +161,33 @@ export class MemoryQueueImpl implements MemoryQueue {
     const now = this.clock.now();
     this.maintain(now);
     const n = jobs.length;
+    // Only a batch that might not fit needs an exact count (duplicates take no room)
+    // before anything is written; otherwise one pass, where byId also catches repeats
+    // inside the batch (the first occurrence is already in by then).
+    if (this.pendingCount() + n > this.shared.maxJobs) this.checkFits(jobs);
     const results: PutResult[] = [];
-    const seen = n > 1 ? new Set<string>() : undefined;
     let created = 0;
     for (let i = 0; i < n; i++) {
-      const id = (jobs[i] as NewJob).id;
-      let duplicate = this.byId.has(id);
-      if (!duplicate && seen !== undefined) {
-        duplicate = seen.has(id);
-        seen.add(id);
+      const job = jobs[i] as NewJob;
+      if (this.byId.has(job.id)) {
+        results.push({ id: job.id, status: "duplicate" });
+      } else {
+        this.insert(job, now);
+        results.push({ id: job.id, status: "created" });
+        created++;
       }
-      if (!duplicate) created++;
-      results.push({ id, status: duplicate ? "duplicate" : "created" });
     }
-    if (created === 0) return results;
-    if (this.pendingCount() + created > this.shared.maxJobs) {
+    if (created > 0) this.afterChange();
+    return results;
+  }
+
+  /** Throw QueueFullError, before any write, when the batch's new jobs do not fit. */
+  private checkFits(jobs: NewJob[]): void {
+    const seen = new Set<string>();
+    for (const job of jobs) if (!this.byId.has(job.id)) seen.add(job.id);
+    if (seen.size > 0 && this.pendingCount() + seen.size > this.shared.maxJobs) {
       throw new QueueFullError(this.name, this.shared.maxJobs);
     }
-    for (let i = 0; i < n; i++) {
-      if ((results[i] as PutResult).status === "created") this.insert(jobs[i] as NewJob, now);
-    }
-    this.afterChange();
-    return results;
   }
 
   private insert(job: NewJob, now: number): void {

@@ -82,6 +82,17 @@ describe("put and reserve", () => {
     expect(await queue.counts()).toMatchObject({ waiting: 3, succeeded: 3 });
   });
 
+  it("counts a job repeated inside a batch once against maxJobs", async () => {
+    const { queue } = await setup({}, { maxJobs: 3 });
+    await queue.put([job("a"), job("b")]);
+    expect(await queue.put([job("x"), job("x"), job("a")])).toEqual([
+      { id: "x", status: "created" },
+      { id: "x", status: "duplicate" },
+      { id: "a", status: "duplicate" },
+    ]);
+    await expect(queue.put([job("y")])).rejects.toMatchObject({ code: "QUEUE_FULL", limit: 3 });
+  });
+
   it("never has more than maxConcurrency jobs active", async () => {
     const { queue } = await setup({ maxConcurrency: 2 });
     await queue.put([job("a"), job("b"), job("c")]);
