@@ -12,7 +12,13 @@
  * count learned from the worker's own last reserve or probe of the lane, trusted for
  * hintTtlMs.
  */
-import { createSelector, type Lane, type SelectionContext, type Selector } from "@tasklane/core";
+import {
+  createSelector,
+  type Lane,
+  type RandomSource,
+  type SelectionContext,
+  type Selector,
+} from "@tasklane/core";
 import { createArrivals } from "./arrivals.ts";
 import { EventHeap } from "./heap.ts";
 import type { LaneSpec, SimulationOptions, WorkloadSpec } from "./model.ts";
@@ -29,6 +35,8 @@ export interface LaneResult {
   p99WaitMs: number;
   /** Longest wait of a job that started. */
   maxServedWaitMs: number;
+  /** When (ms from the start) the job with the longest served wait arrived. */
+  maxServedWaitArrivedAtMs: number;
   /** Age at the end of the oldest job still waiting (0 if none). */
   oldestWaitingMs: number;
   /** max(maxServedWaitMs, oldestWaitingMs): the starvation measure. */
@@ -57,6 +65,8 @@ export interface RunResult {
   /** Fraction of worker slot-time spent running jobs. */
   utilisation: number;
   selections: number;
+  /** Queue depth per lane and busy slots over time, when `timelineMs` was given. */
+  timeline?: Array<{ atMs: number; queued: number[]; busySlots: number }>;
 }
 
 interface LaneRuntime {
@@ -71,6 +81,8 @@ interface LaneRuntime {
   busyMs: number;
   arrived: number;
   selections: number;
+  maxWait: number;
+  maxWaitArrivedAt: number;
 }
 
 interface WorkerRuntime {
@@ -93,6 +105,11 @@ export async function simulate(
   workload: WorkloadSpec,
   selectorName: string,
   options: SimulationOptions,
+  /** Builds each worker's selector; default: the built-in named `selectorName`. */
+  makeSelector: (workerId: number, random: RandomSource, now: () => number) => Selector = (
+    _id,
+    random,
+  ) => createSelector(selectorName, { random }),
 ): Promise<RunResult> {
   const { durationMs: endMs, requestMs, hintTtlMs } = options;
   const heap = new EventHeap();
@@ -116,6 +133,8 @@ export async function simulate(
     busyMs: 0,
     arrived: 0,
     selections: 0,
+    maxWait: 0,
+    maxWaitArrivedAt: 0,
   }));
   const laneOf = new Map<Lane, LaneRuntime>(lanes.map((l) => [l.lane, l]));
   const laneList: ReadonlyArray<Lane> = lanes.map((l) => l.lane);
@@ -166,7 +185,12 @@ export async function simulate(
       const arrivedAt = l.arrivals[l.head]!;
       const duration = l.durations[l.head]!;
       l.head++;
-      l.waits.push(startAt - arrivedAt);
+      const wait = startAt - arrivedAt;
+      l.waits.push(wait);
+      if (wait > l.maxWait) {
+        l.maxWait = wait;
+        l.maxWaitArrivedAt = arrivedAt;
+      }
       l.busyMs += Math.max(0, Math.min(startAt + duration, endMs) - startAt);
       w.running++;
       heap.push(startAt + duration, () => {
@@ -261,10 +285,9 @@ export async function simulate(
 
   // ── workers ───────────────────────────────────────────────────────────────────────
   const startRandom = stream(options.seed, "worker-start");
+  const workers: WorkerRuntime[] = [];
   for (let id = 0; id < workload.workers; id++) {
-    const selector = createSelector(selectorName, {
-      random: stream(options.seed, `selector:${id}`),
-    });
+    const selector = makeSelector(id, stream(options.seed, `selector:${id}`), () => now);
     const w: WorkerRuntime = {
       id,
       selector,
@@ -291,7 +314,20 @@ export async function simulate(
         return Promise.resolve(count);
       },
     };
+    workers.push(w);
     heap.push(startRandom() * requestMs, () => runSelection(w));
+  }
+
+  const timeline: NonNullable<RunResult["timeline"]> = [];
+  if (options.timelineMs !== undefined && options.timelineMs > 0) {
+    const every = options.timelineMs;
+    const sample = () => {
+      let busySlots = 0;
+      for (const w of workers) busySlots += w.running;
+      timeline.push({ atMs: now, queued: lanes.map(queued), busySlots });
+      heap.push(now + every, sample);
+    };
+    heap.push(0, sample);
   }
 
   // ── run ───────────────────────────────────────────────────────────────────────────
@@ -325,6 +361,7 @@ export async function simulate(
       p50WaitMs: quantile(waits, 0.5),
       p99WaitMs: quantile(waits, 0.99),
       maxServedWaitMs: maxServed,
+      maxServedWaitArrivedAtMs: l.maxWaitArrivedAt,
       oldestWaitingMs: oldest,
       longestWaitMs: Math.max(maxServed, oldest),
       waitingAtEnd: queued(l),
@@ -346,6 +383,7 @@ export async function simulate(
     requestsPerSec: requests / (endMs / 1000),
     utilisation: busyMs / capacityMs,
     selections,
+    ...(options.timelineMs === undefined ? {} : { timeline }),
   };
 }
 

@@ -1,25 +1,31 @@
 /**
- * The selector simulator: `npm run simulate -- [--seed N] [--workload NAME] [--duration S]
- * [--selectors a,b] [--backend sqs|exact] [--out DIR]`. See README.md in this folder.
+ * The selector simulator: `npm run simulate -- [options]` (see --help and README.md in
+ * this folder). Prints a table per workload and the goal check, and writes
+ * selectors.json and selectors.svg.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { isSelectorName, SELECTOR_NAMES } from "@tasklane/core";
+import { averageRuns } from "./aggregate.ts";
 import { renderWaitChart } from "./chart.ts";
 import { type RunResult, simulate } from "./engine.ts";
 import type { BackendKind, SimulationOptions } from "./model.ts";
-import { formatTable } from "./report.ts";
+import { checkGoal, formatGoal, formatTable } from "./report.ts";
+import { DEFAULT_VARIANTS, resolveVariant, type SelectorVariant } from "./variants.ts";
 import { workloads } from "./workloads.ts";
 
+const BASELINE = "reduced-lottery";
+
 const usage = `Usage: npm run simulate -- [options]
-  --seed N           seed of every random stream (default 1)
+  --seed N           first seed of every random stream (default 1)
+  --seeds K          run seeds N..N+K-1 and report the mean of each figure (default 1)
   --workload NAME    one workload, or "all" (default all): ${workloads(1)
     .map((w) => w.name)
     .join(", ")}
   --duration S       simulated seconds per run (default 600)
-  --selectors LIST   comma-separated selector names (default all): ${SELECTOR_NAMES.join(", ")}
+  --selectors LIST   comma-separated (default ${DEFAULT_VARIANTS.join(",")});
+                     "hinted-stride+aging=MS" is hinted-stride with agingMs MS
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)
   --hint-ttl-ms MS   how long the worker trusts a ready count (default 1000, as the worker)
@@ -31,55 +37,45 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function positive(
-  name: string,
-  text: string | undefined,
-  fallback: number,
-  integer = false,
-): number {
+function number(name: string, text: string | undefined, fallback: number, integer = false): number {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value))) {
-    fail(
-      `--${name} must be a ${integer ? "non-negative integer" : "non-negative number"}, got "${text}"`,
-    );
+  if (
+    text.trim() === "" ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (integer && !Number.isInteger(value))
+  ) {
+    fail(`--${name} must be a non-negative ${integer ? "integer" : "number"}, got "${text}"`);
   }
   return value;
 }
 
-const { values } = parseArgs({
-  options: {
-    seed: { type: "string" },
-    workload: { type: "string" },
-    duration: { type: "string" },
-    selectors: { type: "string" },
-    backend: { type: "string" },
-    "request-ms": { type: "string" },
-    "hint-ttl-ms": { type: "string" },
-    out: { type: "string" },
-    help: { type: "boolean" },
-  },
-  strict: true,
-});
+const { values } = parseFlags();
 if (values.help) {
   console.log(usage);
   process.exit(0);
 }
 
 const backend = (values.backend ?? "sqs") as BackendKind;
-if (backend !== "sqs" && backend !== "exact")
+if (backend !== "sqs" && backend !== "exact") {
   fail(`--backend must be sqs or exact, got "${backend}"`);
+}
 const options: SimulationOptions = {
-  seed: positive("seed", values.seed, 1, true),
-  durationMs: positive("duration", values.duration, 600) * 1000,
+  seed: number("seed", values.seed, 1, true),
+  durationMs: number("duration", values.duration, 600) * 1000,
   backend,
-  requestMs: positive("request-ms", values["request-ms"], 10),
-  hintTtlMs: positive("hint-ttl-ms", values["hint-ttl-ms"], 1_000),
+  requestMs: number("request-ms", values["request-ms"], 10),
+  hintTtlMs: number("hint-ttl-ms", values["hint-ttl-ms"], 1_000),
 };
 if (options.durationMs <= 0) fail("--duration must be more than 0");
+const seeds = number("seeds", values.seeds, 1, true);
+if (seeds < 1) fail("--seeds must be at least 1");
 
-const selectors = values.selectors?.split(",").map((s) => s.trim()) ?? [...SELECTOR_NAMES];
-for (const name of selectors) if (!isSelectorName(name)) fail(`unknown selector "${name}"`);
+const specs = values.selectors?.split(",").map((s) => s.trim()) ?? [...DEFAULT_VARIANTS];
+const variants: SelectorVariant[] = specs.map(
+  (spec) => resolveVariant(spec) ?? fail(`unknown selector "${spec}"`),
+);
 
 const all = workloads(options.durationMs);
 const chosen =
@@ -93,39 +89,82 @@ const outDir = resolve(values.out ?? join(here, "../../results"));
 
 const started = performance.now();
 const results: RunResult[] = [];
+const perSeed: RunResult[] = [];
 for (const workload of chosen) {
-  const runs: RunResult[] = [];
-  for (const selector of selectors) runs.push(await simulate(workload, selector, options));
-  results.push(...runs);
-  console.log(`\n${formatTable(workload, runs, options)}`);
+  const rows: RunResult[] = [];
+  for (const variant of variants) {
+    const runs: RunResult[] = [];
+    for (let k = 0; k < seeds; k++) {
+      const run = await simulate(
+        workload,
+        variant.label,
+        { ...options, seed: options.seed + k },
+        variant.make,
+      );
+      runs.push(run);
+    }
+    perSeed.push(...runs);
+    rows.push(averageRuns(runs));
+  }
+  results.push(...rows);
+  console.log(`\n${formatTable(workload, rows, options, seeds)}`);
 }
 const elapsedMs = performance.now() - started;
 console.log(
-  `\nlongest: oldest wait seen, including jobs still waiting at the end (marked *). share: of all worker slot-time.` +
-    `\n${results.length} runs in ${(elapsedMs / 1000).toFixed(1)} s of real time.`,
+  "\nlongest: the longest wait seen, counting jobs still waiting at the end (* when one of those is the longest)." +
+    "\nshare: of all worker slot-time (the shares add up to util). req/s: backend requests per second, all workers.",
 );
+const goal = specs.includes(BASELINE) ? checkGoal(results, BASELINE) : [];
+if (goal.length > 0) console.log(`\n${formatGoal(goal, BASELINE)}`);
+console.log(`\n${perSeed.length} runs in ${(elapsedMs / 1000).toFixed(1)} s of real time.`);
 
 await mkdir(outDir, { recursive: true });
 const json = {
   generatedBy: "npm run simulate",
   options,
-  selectors,
+  seeds,
+  selectors: specs,
   workloads: chosen,
   results,
+  goal,
+  ...(seeds > 1 ? { perSeed } : {}),
 };
 await writeFile(join(outDir, "selectors.json"), `${JSON.stringify(json, replacer, 2)}\n`);
+const seedText = seeds === 1 ? `seed ${options.seed}` : `mean of ${seeds} seeds`;
 const svg = await renderWaitChart(
   results,
-  `tasklane selector simulation (seed ${options.seed}, ${options.backend})`,
+  `tasklane selector simulation (${seedText}, backend ${options.backend})`,
 );
 await writeFile(join(outDir, "selectors.svg"), svg);
 console.log(`wrote ${join(outDir, "selectors.json")} and ${join(outDir, "selectors.svg")}`);
 
-/** JSON has no Infinity: write it as null. Round long fractions. */
+/** JSON has no Infinity or NaN: write them as null. Round long fractions. */
 function replacer(_key: string, value: unknown): unknown {
   if (typeof value === "number") {
     if (!Number.isFinite(value)) return null;
     return Number.isInteger(value) ? value : Number(value.toPrecision(6));
   }
   return value;
+}
+
+function parseFlags() {
+  try {
+    return parseArgs({
+      options: {
+        seed: { type: "string" },
+        seeds: { type: "string" },
+        workload: { type: "string" },
+        duration: { type: "string" },
+        selectors: { type: "string" },
+        backend: { type: "string" },
+        "request-ms": { type: "string" },
+        "hint-ttl-ms": { type: "string" },
+        out: { type: "string" },
+        help: { type: "boolean" },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    fail((error as Error).message);
+  }
 }

@@ -64,4 +64,6 @@ export interface SimulationOptions {
   requestMs: number;
   /** How long a ready count learned from a reserve or probe is trusted, ms (worker default). */
   hintTtlMs: number;
+  /** Sample queue depths and busy slots this often into `RunResult.timeline`. Default: no timeline. */
+  timelineMs?: number;
 }

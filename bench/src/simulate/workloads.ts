@@ -63,20 +63,20 @@ export function workloads(durationMs: number): WorkloadSpec[] {
     {
       name: "kale-bursty",
       description:
-        "Kale's lanes with bursts: high 40/s with bursts of 500/s (mean 3 s every ~30 s), default steady 50/s, low 8/s with bursts of 60/s (mean 5 s every ~60 s); bursts overload the fleet",
+        "Kale's lanes with bursts: high 40/s with bursts of 300/s (mean 5 s, every ~30 s), default steady 50/s, low 8/s with bursts of 40/s (mean 5 s, every ~60 s); a high burst alone is just over capacity",
       lanes: kaleLanes({
         high: {
           kind: "bursty",
           baseRatePerSec: 40,
-          burstRatePerSec: 500,
-          burstMs: 3_000,
+          burstRatePerSec: 300,
+          burstMs: 5_000,
           gapMs: 30_000,
         },
         default: poisson(50),
         low: {
           kind: "bursty",
           baseRatePerSec: 8,
-          burstRatePerSec: 60,
+          burstRatePerSec: 40,
           burstMs: 5_000,
           gapMs: 60_000,
         },

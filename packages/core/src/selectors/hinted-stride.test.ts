@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ConfigError } from "../errors.ts";
 import { createHintedStride } from "./hinted-stride.ts";
 import { createSeededRandom, type Selector } from "./selector.ts";
 import { createTestContext, KALE_LANES, type TestSelectionContext } from "./testing.ts";
@@ -18,6 +19,16 @@ describe("createHintedStride", () => {
     const names = await run(selector, context, 500);
     expect(context.probeCount()).toBe(0);
     expect(tally(names, "high")).toBeGreaterThan(tally(names, "low"));
+  });
+
+  it("draws the lane to long-poll by tickets when every lane is known empty", async () => {
+    const selector = createHintedStride({ random: createSeededRandom(5) });
+    const context = createTestContext(KALE_LANES, {}, { high: 0, default: 0, low: 0 });
+    const draws = 20_000;
+    const names = await run(selector, context, draws);
+    expect(Math.abs(tally(names, "high") / draws - 100 / 145)).toBeLessThan(0.015);
+    expect(Math.abs(tally(names, "low") / draws - 5 / 145)).toBeLessThan(0.01);
+    expect(context.probeCount()).toBe(0);
   });
 
   it("gives busy lanes their shares by priority, evenly spaced", async () => {
@@ -75,5 +86,52 @@ describe("createHintedStride", () => {
       );
     expect(await seq(9)).toEqual(await seq(9));
     expect(await seq(9)).not.toEqual(await seq(10));
+  });
+
+  describe("agingMs", () => {
+    it("gives a lane overdue by agingMs × (top priority / its priority) the next turn", async () => {
+      // A high turn keeps the worker 50 ms, any other 1 ms.
+      const lowGaps = async (agingMs: number | undefined) => {
+        let now = 0;
+        const selector = createHintedStride({
+          random: createSeededRandom(6),
+          ...(agingMs === undefined ? {} : { agingMs }),
+          clock: { now: () => now },
+        });
+        const context = createTestContext(KALE_LANES, {}, { high: 5, default: 5, low: 5 });
+        const lowTurns: number[] = [];
+        for (let i = 0; i < 2_000; i++) {
+          const lane = await selector.select(context);
+          if (lane.name === "low") lowTurns.push(now);
+          now += lane.name === "high" ? 50 : 1;
+        }
+        return lowTurns.slice(1).map((at, k) => at - lowTurns[k]!);
+      };
+      // Stride alone: low's turn every 29 turns, 20 of them high ones: about a second.
+      expect(Math.max(...(await lowGaps(undefined)))).toBeGreaterThan(900);
+      // agingMs 10: low's limit is 10 × 100 / 5 = 200 ms; the high lane, overdue too after
+      // each 50 ms turn, may go first by earliest deadline, so allow two high turns more.
+      expect(Math.max(...(await lowGaps(10)))).toBeLessThanOrEqual(300);
+    });
+
+    it("does not force a turn on a lane known to be empty", async () => {
+      let now = 0;
+      const selector = createHintedStride({
+        random: createSeededRandom(7),
+        agingMs: 1,
+        clock: { now: () => now },
+      });
+      const context = createTestContext(KALE_LANES, {}, { high: 5, default: 5, low: 0 });
+      for (let i = 0; i < 500; i++) {
+        now += 50;
+        expect((await selector.select(context)).name).not.toBe("low");
+      }
+    });
+
+    it("is off by default, and refuses a value that is not a positive number", () => {
+      expect(() => createHintedStride({ agingMs: 0 })).toThrow(ConfigError);
+      expect(() => createHintedStride({ agingMs: Number.NaN })).toThrow(ConfigError);
+      expect(createHintedStride().name).toBe("hinted-stride");
+    });
   });
 });

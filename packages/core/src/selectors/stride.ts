@@ -1,3 +1,5 @@
+import type { Clock } from "../clock.ts";
+import { drawByTickets } from "./draw.ts";
 import type { Lane, RandomSource, SelectionContext, Selector } from "./selector.ts";
 
 /**
@@ -25,12 +27,21 @@ export interface StrideOptions {
   readonly probeUnknown: boolean;
   /** Initial pass of each lane, as a fraction in [0, 1) of its stride. Undefined: 1. */
   readonly phase: RandomSource | undefined;
+  /**
+   * Which lane to long-poll when every lane is known empty: "stride" shares the waits
+   * by priority in turn; a RandomSource draws a lottery by tickets (ReducedLottery's rule).
+   */
+  readonly fallback: "stride" | RandomSource;
+  /** Starvation guard; see HintedStrideOptions.agingMs. */
+  readonly aging: { readonly agingMs: number; readonly clock: Pick<Clock, "now"> } | undefined;
 }
 
 const NONE: ReadonlySet<Lane> = new Set();
 
 export function createStrideSelector(options: StrideOptions): Selector {
   const passes = new Map<string, number>();
+  // When each lane last had a turn (or was seen empty, with nothing waiting): aging only.
+  const lastTurnAt = new Map<string, number>();
   let globalPass = 0;
 
   const strideOf = (lane: Lane) => STRIDE_UNIT / lane.priority;
@@ -56,32 +67,68 @@ export function createStrideSelector(options: StrideOptions): Selector {
     }
     return best;
   };
+  const take = (lane: Lane, now: number | undefined): Lane => {
+    const pass = passOf(lane);
+    globalPass = Math.max(globalPass, pass);
+    passes.set(lane.name, pass + strideOf(lane));
+    if (now !== undefined) lastTurnAt.set(lane.name, now);
+    return lane;
+  };
+  /**
+   * The lane past its aging limit with the earliest deadline (last turn + limit), if
+   * any: earliest-deadline-first among the overdue lanes.
+   */
+  const overdue = (context: SelectionContext, now: number, agingMs: number): Lane | undefined => {
+    let top = 0;
+    for (const lane of context.lanes) top = Math.max(top, lane.priority);
+    let earliest: Lane | undefined;
+    let earliestDeadline = now;
+    for (const lane of context.lanes) {
+      const last = lastTurnAt.get(lane.name);
+      if (last === undefined || context.readyHint(lane) === 0) {
+        // Nothing known to be waiting there: its clock starts now.
+        lastTurnAt.set(lane.name, now);
+        continue;
+      }
+      // A lane with a tenth of the top priority may wait ten times as long.
+      const deadline = last + (agingMs * top) / lane.priority;
+      if (deadline < earliestDeadline) {
+        earliest = lane;
+        earliestDeadline = deadline;
+      }
+    }
+    return earliest;
+  };
 
   return {
     name: options.name,
     async select(context: SelectionContext): Promise<Lane> {
       const lanes = context.lanes;
+      const now = options.aging?.clock.now();
+      if (options.aging !== undefined && now !== undefined) {
+        const lane = overdue(context, now, options.aging.agingMs);
+        if (lane !== undefined) return take(lane, now);
+      }
       const empty = new Set<Lane>();
       for (;;) {
         const lane = lowestPass(lanes, empty);
         if (lane === undefined) break;
         let ready = context.readyHint(lane);
         if (ready === undefined && options.probeUnknown) ready = await context.probe(lane);
-        const pass = passOf(lane);
         if (ready === 0) {
-          passes.set(lane.name, Math.max(pass, globalPass));
+          passes.set(lane.name, Math.max(passOf(lane), globalPass));
           empty.add(lane);
           continue;
         }
-        globalPass = Math.max(globalPass, pass);
-        passes.set(lane.name, pass + strideOf(lane));
+        return take(lane, now);
+      }
+      // Every lane is known empty: the worker will long-poll the lane returned.
+      if (options.fallback === "stride") {
+        const lane = lowestPass(lanes, NONE)!;
+        passes.set(lane.name, passOf(lane) + strideOf(lane));
         return lane;
       }
-      // Every lane is known empty: share the long polls by stride too, so an idle worker
-      // spends its waits on the lanes in proportion to their priority.
-      const lane = lowestPass(lanes, NONE)!;
-      passes.set(lane.name, passOf(lane) + strideOf(lane));
-      return lane;
+      return drawByTickets(lanes, options.fallback);
     },
   };
 }

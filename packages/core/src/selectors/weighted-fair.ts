@@ -9,8 +9,14 @@ import { createStrideSelector } from "./stride.ts";
  * Lanes are considered from the lowest pass up; a lane known empty is skipped without a
  * request and only unknown lanes are probed. An empty lane banks no credit: when it has
  * jobs again it rejoins at the current pass. All empty: the long poll goes to the lane
- * with the lowest pass, so idle waits are shared by priority as well.
+ * with the lowest pass, so idle waits are shared by priority in turn as well.
  */
 export function createWeightedFair(): Selector {
-  return createStrideSelector({ name: "weighted-fair", probeUnknown: true, phase: undefined });
+  return createStrideSelector({
+    name: "weighted-fair",
+    probeUnknown: true,
+    phase: undefined,
+    fallback: "stride",
+    aging: undefined,
+  });
 }
