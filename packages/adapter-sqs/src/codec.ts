@@ -3,13 +3,12 @@
  *
  * The body is the job's encoded payload, verbatim, so a foreign consumer (or the SQS
  * console) sees plain JSON. Everything else travels in String message attributes (SQS
- * allows at most 10 per message; we use at most 9):
+ * allows at most 10 per message; we use at most 7, and 1 for most jobs, since every
+ * attribute costs parsing, hashing and bytes on both ends):
  *
- *   tl-id            job id
- *   tl-task          task name
- *   tl-meta          JSON {v, p: priority, pub: publishedAt, run?: runAt, base?, stl?}
+ *   tl               JSON {v: 1, id, task, p: priority, pub: publishedAt, run?: runAt, base?, stl?}
  *   tl-app           appData (JSON text), when present
- *   tl-enc           comma list of fields escaped below ("body", "tl-app", ...), when any
+ *   tl-enc           comma list of fields escaped below ("body", "tl", "tl-app", ...), when any
  *   tl-error-name, tl-error-message, tl-error-stack, tl-error-reason   (dead letters only)
  *
  * `base` is the number of attempts already counted before this SQS message was sent (a
@@ -28,9 +27,7 @@ import type { MessageAttributeValue } from "@aws-sdk/client-sqs";
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 
 export const ATTR = {
-  id: "tl-id",
-  task: "tl-task",
-  meta: "tl-meta",
+  job: "tl",
   app: "tl-app",
   enc: "tl-enc",
   errorName: "tl-error-name",
@@ -39,7 +36,7 @@ export const ATTR = {
   errorReason: "tl-error-reason",
 } as const;
 
-/** The job fields kept in `tl-meta`. */
+/** The job fields kept in the `tl` attribute besides id and task. */
 export interface JobMeta {
   /** Layout version. */
   v: 1;
@@ -149,9 +146,7 @@ export function encodeJob(escaper: Escaper, job: JobFields, extra?: Attributes):
   };
   const body = field("body", job.payload);
   const attributes: Attributes = {
-    [ATTR.id]: str(field(ATTR.id, job.id)),
-    [ATTR.task]: str(field(ATTR.task, job.task)),
-    [ATTR.meta]: str(JSON.stringify(job.meta)),
+    [ATTR.job]: str(field(ATTR.job, JSON.stringify({ id: job.id, task: job.task, ...job.meta }))),
   };
   if (job.appData !== undefined) attributes[ATTR.app] = str(field(ATTR.app, job.appData));
   if (extra) {
@@ -189,30 +184,29 @@ export function decodeJob(
   const read = (name: string, raw: string | undefined): string | undefined =>
     raw !== undefined && enc.has(name) ? unescapeText(raw) : raw;
   const payload = read("body", body ?? "") ?? "";
-  const id = read(ATTR.id, attrs[ATTR.id]?.StringValue);
-  const task = read(ATTR.task, attrs[ATTR.task]?.StringValue);
   const appData = read(ATTR.app, attrs[ATTR.app]?.StringValue);
   const fallback: JobMeta = { v: 1, p: 0, pub: sentAt };
-  const out: DecodedJob = { id: id ?? messageId, task: task ?? "", payload, meta: fallback };
+  const out: DecodedJob = { id: messageId, task: "", payload, meta: fallback };
   if (appData !== undefined) out.appData = appData;
-  if (id === undefined || task === undefined) {
-    out.malformed = `SQS message ${messageId} has no ${id === undefined ? ATTR.id : ATTR.task} attribute: not written by tasklane`;
+  const text = read(ATTR.job, attrs[ATTR.job]?.StringValue);
+  if (text === undefined) {
+    out.malformed = `SQS message ${messageId} has no "${ATTR.job}" attribute: not written by tasklane`;
     return out;
   }
-  const metaText = attrs[ATTR.meta]?.StringValue;
-  const meta = parseMeta(metaText);
-  if (!meta) {
-    out.malformed = `SQS message ${messageId} has a missing or invalid ${ATTR.meta} attribute`;
+  const parsed = parseJob(text);
+  if (!parsed) {
+    out.malformed = `SQS message ${messageId} has an invalid "${ATTR.job}" attribute`;
     return out;
   }
-  out.meta = meta;
+  out.id = parsed.id;
+  out.task = parsed.task;
+  out.meta = parsed.meta;
   return out;
 }
 
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v);
 
-function parseMeta(text: string | undefined): JobMeta | undefined {
-  if (text === undefined) return undefined;
+function parseJob(text: string): { id: string; task: string; meta: JobMeta } | undefined {
   let m: unknown;
   try {
     m = JSON.parse(text);
@@ -222,6 +216,7 @@ function parseMeta(text: string | undefined): JobMeta | undefined {
   if (m === null || typeof m !== "object") return undefined;
   const o = m as Record<string, unknown>;
   if (o.v !== 1 || !isInt(o.p) || !isInt(o.pub)) return undefined;
+  if (typeof o.id !== "string" || typeof o.task !== "string") return undefined;
   const meta: JobMeta = { v: 1, p: o.p, pub: o.pub };
   if (o.run !== undefined) {
     if (!isInt(o.run)) return undefined;
@@ -235,5 +230,5 @@ function parseMeta(text: string | undefined): JobMeta | undefined {
     if (!isInt(o.stl) || o.stl < 0) return undefined;
     meta.stl = o.stl;
   }
-  return meta;
+  return { id: o.id, task: o.task, meta };
 }

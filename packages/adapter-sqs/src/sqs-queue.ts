@@ -8,7 +8,7 @@
  * lease has passed by our clock is "lost" without touching SQS. A stale receipt handle
  * reported by SQS is "lost" too.
  *
- * Attempts: attempt = `base` (carried in tl-meta) + ApproximateReceiveCount. On standard
+ * Attempts: attempt = `base` (carried in the `tl` attribute) + ApproximateReceiveCount. On standard
  * queues every deliberate hand-back (nack with a delay, uncounted release, re-delay of a
  * job received before its runAt) sends a fresh copy of the message with `base` and the
  * stall count carried, and deletes the original; so inside one copy, every receive but the

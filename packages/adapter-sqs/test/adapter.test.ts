@@ -389,13 +389,14 @@ describe("retries, releases and dead letters", () => {
   it("hands out a foreign or malformed message with `malformed`, and dead-letters it", async () => {
     const { adapter, queue, name } = await open();
     await sendRaw(name, "not json at all");
-    await sendRaw(name, '{"ok":true}', { "tl-id": "m", "tl-task": "t", "tl-meta": "{broken" });
+    await sendRaw(name, '{"ok":true}', { tl: '{"id":"m","task":"t","v":1,"p":0' });
     const got: Array<{ id: string; malformed?: string; payload: string; lock: never }> = [];
     await waitFor(async () => {
       got.push(...((await queue.reserve(now())).jobs as never[]));
       return got.length === 2;
     });
-    for (const j of got) expect(j.malformed).toMatch(/not written by tasklane|tl-meta/);
+    for (const j of got)
+      expect(j.malformed).toMatch(/not written by tasklane|invalid "tl" attribute/);
     expect(got.map((j) => j.payload).sort()).toEqual(["not json at all", '{"ok":true}']);
     const statuses = await queue.nack(
       got.map((j) => ({
@@ -433,9 +434,7 @@ describe("delays", () => {
     // What a 15-minute hop delivers: a message whose runAt is still an hour away.
     const runAt = Date.now() + 3_600_000;
     await sendRaw(name, "{}", {
-      "tl-id": "later",
-      "tl-task": "t",
-      "tl-meta": JSON.stringify({ v: 1, p: 0, pub: Date.now(), run: runAt }),
+      tl: JSON.stringify({ v: 1, id: "later", task: "t", p: 0, pub: Date.now(), run: runAt }),
     });
     expect((await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
     // It went back as a fresh copy, delayed by SQS's longest delay (900 s).

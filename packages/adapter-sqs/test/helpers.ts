@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { SQSClient, type SQSClientConfig } from "@aws-sdk/client-sqs";
 import type { NewJob } from "@tasklane/core";
 import { startFauxqs } from "fauxqs";
 
@@ -22,14 +22,38 @@ export async function startSqs(): Promise<SqsServer> {
   return { endpoint: `http://127.0.0.1:${server.port}`, stop: () => server.stop() };
 }
 
-/** A client for the test server. */
-export function sqsClient(endpoint: string, maxAttempts = 3): SQSClient {
-  return new SQSClient({
+/**
+ * A client for the test server. With `fastRetries`, failed requests are retried up to
+ * that many times after 10 ms, 20 ms, ... instead of the SDK's back-off of up to seconds
+ * (the fault tests inject many failures and must stay quick); the SDK's retry middleware
+ * still decides what is retryable.
+ */
+export function sqsClient(endpoint: string, fastRetries?: number): SQSClient {
+  const config: SQSClientConfig = {
     endpoint,
     region: "us-east-1",
     credentials: { accessKeyId: "test", secretAccessKey: "test" },
-    maxAttempts,
-  });
+  };
+  if (fastRetries !== undefined) {
+    const token = (count: number) => ({
+      getRetryCount: () => count,
+      getRetryDelay: () => 10 * count,
+    });
+    config.retryStrategy = {
+      mode: "standard",
+      acquireInitialRetryToken: async () => token(0),
+      refreshRetryTokenForRetry: async (
+        previous: { getRetryCount(): number },
+        info: { errorType: string },
+      ) => {
+        const next = previous.getRetryCount() + 1;
+        if (info.errorType === "CLIENT_ERROR" || next > fastRetries) throw new Error("no retry");
+        return token(next);
+      },
+      recordSuccess: () => {},
+    } as unknown as NonNullable<SQSClientConfig["retryStrategy"]>;
+  }
+  return new SQSClient(config);
 }
 
 /** A queue name no other test uses. */
