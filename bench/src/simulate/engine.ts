@@ -279,6 +279,10 @@ export async function simulate(
         return selectNext(w);
       }
       w.iteration++;
+      // The variant worker loop: a short batch (or ready 0) already says the lane is
+      // drained, so end the stay without the empty receive that would confirm it.
+      const drained = options.backend === "exact" ? readyAfter === 0 : got < limit;
+      if (options.leaveOnShortBatch === true && drained) w.iteration = l.spec.numIterations;
       serve(w);
     });
   };

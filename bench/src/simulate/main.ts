@@ -29,6 +29,7 @@ const usage = `Usage: npm run simulate -- [options]
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)
   --hint-ttl-ms MS   how long the worker trusts a ready count (default 1000, as the worker)
+  --leave-on-short   model a worker that ends a stay on a short batch (saves the empty receive)
   --out DIR          where selectors.json and selectors.svg go (default bench/results)
   --help`;
 
@@ -67,6 +68,7 @@ const options: SimulationOptions = {
   backend,
   requestMs: number("request-ms", values["request-ms"], 10),
   hintTtlMs: number("hint-ttl-ms", values["hint-ttl-ms"], 1_000),
+  ...(values["leave-on-short"] === true ? { leaveOnShortBatch: true } : {}),
 };
 if (options.durationMs <= 0) fail("--duration must be more than 0");
 const seeds = number("seeds", values.seeds, 1, true);
@@ -160,6 +162,7 @@ function parseFlags() {
         "request-ms": { type: "string" },
         "hint-ttl-ms": { type: "string" },
         out: { type: "string" },
+        "leave-on-short": { type: "boolean" },
         help: { type: "boolean" },
       },
       strict: true,

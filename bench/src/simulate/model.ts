@@ -64,6 +64,12 @@ export interface SimulationOptions {
   requestMs: number;
   /** How long a ready count learned from a reserve or probe is trusted, ms (worker default). */
   hintTtlMs: number;
+  /**
+   * Worker-loop variant: end a stay as soon as a reserve comes back short (or, with an
+   * exact backend, says nothing is left), instead of reserving once more and leaving on
+   * the empty batch as tasklane's worker does today. Default false.
+   */
+  leaveOnShortBatch?: boolean;
   /** Sample queue depths and busy slots this often into `RunResult.timeline`. Default: no timeline. */
   timelineMs?: number;
 }
