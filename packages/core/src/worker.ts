@@ -167,7 +167,15 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   const selector = client.makeSelector();
   const pool = new PQueue({ concurrency });
-  const slotFreed = new EventEmitter<{ free: () => void }>();
+  /** Jobs dispatched to the pool whose run has not ended (counted here, not by p-queue,
+   * so the loop learns of a free slot without an event per job). */
+  let active = 0;
+  let onSlotFree: (() => void) | undefined;
+  const slotFree = () => {
+    const wake = onSlotFree;
+    onSlotFree = undefined;
+    wake?.();
+  };
   const held = new Set<HeldJob>();
   const heldDrained = new EventEmitter<{ empty: () => void }>();
   let lanes: LaneState[] = [];
@@ -185,8 +193,6 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const bump = (m: Record<string, number>, k: string, n = 1) => {
     m[k] = (m[k] ?? 0) + n;
   };
-
-  const runningCount = () => pool.pending + pool.size;
 
   // ── hints ─────────────────────────────────────────────────────────────────────────
   const hintOf = (ls: LaneState): number | undefined =>
@@ -508,12 +514,15 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     if (h.settled) return;
     h.running = true;
     h.startedAt = clock.now();
-    events.emit("started", {
-      queue: h.lane.config.name,
-      jobId: job.id,
-      task: job.task,
-      attempt: job.attempt,
-    });
+    // Most services do not listen to `started`; skip building its payload then.
+    if (events.listenerCount("started") > 0) {
+      events.emit("started", {
+        queue: h.lane.config.name,
+        jobId: job.id,
+        task: job.task,
+        attempt: job.attempt,
+      });
+    }
     const ctx = new Context(h, appData);
     if (task.timeLimitMs !== undefined) {
       const limit = task.timeLimitMs;
@@ -559,9 +568,20 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     };
     hold(h);
     drainedEmitted = false;
-    pool
-      .add(() => execute(h))
-      .catch((error) => events.emit("error", { error, during: "execute", queue: ls.config.name }));
+    active++;
+    void pool.add(() => runJob(h));
+  };
+
+  /** One pool task: never rejects, and frees its slot when the job's run ends. */
+  const runJob = async (h: HeldJob): Promise<void> => {
+    try {
+      await execute(h);
+    } catch (error) {
+      events.emit("error", { error, during: "execute", queue: h.lane.config.name });
+    } finally {
+      active--;
+      slotFree();
+    }
   };
 
   // ── heartbeats ────────────────────────────────────────────────────────────────────
@@ -612,23 +632,18 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   // ── the loop ──────────────────────────────────────────────────────────────────────
   const waitForSlot = async () => {
-    while (!stopping && runningCount() >= concurrency) {
+    while (!stopping && active >= concurrency) {
       await new Promise<void>((resolve) => {
-        const done = () => {
-          slotFreed.off("free", done);
-          resolve();
-        };
-        slotFreed.on("free", done);
+        onSlotFree = resolve;
       });
     }
   };
-  pool.addEventListener("next", () => slotFreed.emit("free"));
 
   const serveLane = async (ls: LaneState) => {
     for (let i = 0; i < ls.config.numIterations && !stopping; i++) {
       await waitForSlot();
       if (stopping) return;
-      const free = concurrency - runningCount();
+      const free = concurrency - active;
       const limit = Math.min(free, ls.config.batchSize, caps.maxBatch);
       const allEmpty = lanes.every((l) => hintOf(l) === 0);
       let waitMs = 0;
@@ -749,11 +764,11 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         stopping = true;
         stopSignal.abort();
         pollController?.abort();
-        slotFreed.emit("free");
+        slotFree();
         client.onLocalPublish.delete(onLocalPublish);
         await loopDone;
         // Wait for running handlers up to graceMs, then abort and hand back the rest.
-        if (pool.pending + pool.size > 0) {
+        if (active > 0) {
           const graceTimer = new AbortController();
           await Promise.race([
             pool.onIdle(),
