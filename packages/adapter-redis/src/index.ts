@@ -1,0 +1,12 @@
+export {
+  RedisOutOfMemoryError,
+  RedisPermissionError,
+  RedisUnavailableError,
+} from "./errors.ts";
+export { decodeId, encodeId } from "./id-codec.ts";
+export { eventsChannel, queueKeys } from "./keys.ts";
+export type { RedisAdapter, RedisAdapterOptions } from "./redis-adapter.ts";
+export { createRedisAdapter, redisCapabilities } from "./redis-adapter.ts";
+export type { RedisQueue } from "./redis-queue.ts";
+export { SCRIPT_NAMES, SCRIPTS } from "./scripts.ts";
+export { VERSION } from "./version.ts";

@@ -1,0 +1,38 @@
+import { ConfigError } from "@tasklane/core";
+
+/**
+ * Key layout of one queue. Every key carries the hash tag `{<prefix>:<queue>}`, so every
+ * script touches a single slot (Redis Cluster), and starts with `<prefix>:`, so an ACL
+ * rule `~<prefix>:*` covers exactly one prefix.
+ */
+export interface QueueKeys {
+  /** In the order every script receives them (see src/lua/_common.lua). */
+  all: string[];
+  meta: string;
+  stats: string;
+  wake: string;
+}
+
+const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t"] as const;
+
+export function queueKeys(prefix: string, queue: string): QueueKeys {
+  const tag = `${prefix}:{${prefix}:${queue}}:`;
+  const all = SUFFIXES.map((s) => tag + s);
+  return { all, meta: `${tag}m`, stats: `${tag}t`, wake: `${tag}k` };
+}
+
+/** The pub/sub channel of one prefix (cross-process events). */
+export function eventsChannel(prefix: string): string {
+  return `${prefix}:events`;
+}
+
+/** Braces would break the hash tag: a name with one could land keys on several slots. */
+export function checkName(field: string, value: unknown): string {
+  if (typeof value !== "string" || value.length === 0) {
+    throw new ConfigError(field, value, "must be a non-empty string");
+  }
+  if (value.includes("{") || value.includes("}")) {
+    throw new ConfigError(field, value, "must not contain { or } (they delimit the hash tag)");
+  }
+  return value;
+}

@@ -1,0 +1,537 @@
+-- tasklane: shared prelude, prepended to every script at load time (not a script itself).
+--
+-- Every script receives the same eleven keys, all under one hash tag {<prefix>:<queue>}:
+--   KEYS[1]  m   meta hash: wl (live ids in the waiting list), lp (ids ever popped from
+--                it, for list() cursors), seq (put order), tok (fencing tokens), paused,
+--                
+--   KEYS[2]  j   job records: encoded id -> cmsgpack array (see FIELD INDEXES below)
+--   KEYS[3]  w   waiting list of priority-0 jobs, FIFO (ids; canceled/deleted ids stay as
+--                tombstones until popped: a popped id counts only if its record is waiting)
+--   KEYS[4]  p   waiting zset of jobs with priority /= 0: score -priority, member
+--                "<13-digit dueAt><12-digit seq><id>" (lexical order = due, then put order)
+--   KEYS[5]  d   delayed zset: score dueAt, member id
+--   KEYS[6]  a   active zset (leases): score expiresAt, member id
+--   KEYS[7]  s   succeeded zset: score finishedAt
+--   KEYS[8]  f   failed zset (dead letters): score finishedAt
+--   KEYS[9]  c   canceled zset: score finishedAt
+--   KEYS[10] k   wake-up list: idle workers BLPOP it; holds at most one marker
+--   KEYS[11] t   stats hash: "<day number>:<field>" (Welford count/mean/m2, histograms), sd (last day)
+-- Common ARGV:
+--   ARGV[1] queue name (for events)  ARGV[2] maxStalls  ARGV[3] historyLimit
+--   ARGV[4] maxConcurrency (0 = none)
+--   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount" (-1 = no limit of that kind)
+--   ARGV[6] events channel
+-- Script-specific arguments start at ARGV[7].
+--
+-- Invariant: ordering of waiting jobs = (priority desc, due asc, put order). Priority-0 jobs
+-- sit in a list, so their order is the order they were appended; every script that appends
+-- first promotes due delayed jobs and reclaims expired leases (both sorted by due time), so
+-- appends happen in due order.
+--
+-- OOM: legacy (flagless) scripts are refused a memory-growing command only while they have
+-- not written yet, so scripts that must work when Redis is out of memory (reserve, ack,
+-- nack, cancel) write with a shrinking command first (LPOP, ZREM).
+
+pcall(function() redis.replicate_commands() end)
+
+local KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local KS, KF, KC, KK, KT = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local QUEUE = ARGV[1]
+local MAX_STALLS = tonumber(ARGV[2])
+local HISTORY_LIMIT = tonumber(ARGV[3])
+local MAX_CONC = tonumber(ARGV[4])
+local RETENTION_SPEC = ARGV[5]
+local CHANNEL = ARGV[6]
+
+local NOW
+do
+  local t = redis.call("TIME")
+  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- FIELD INDEXES of a job record
+local F_STATE, F_TASK, F_PAYLOAD, F_APPDATA, F_PRIO = 1, 2, 3, 4, 5
+local F_ATTEMPT, F_STALLS, F_SEQ, F_PUTAT, F_PUBD, F_DUED = 6, 7, 8, 9, 10, 11
+local F_TOKEN, F_EXP, F_RES, F_FIN, F_ERR, F_FLAGS, F_HIST = 12, 13, 14, 15, 16, 17, 18
+-- states
+local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
+-- history events
+local EV_PUBLISHED, EV_RESERVED, EV_SUCCEEDED, EV_RETRYING = 1, 2, 3, 4
+local EV_FAILED, EV_STALLED, EV_CANCELED, EV_RELEASED, EV_RETRIED = 5, 6, 7, 8, 9
+
+-- Removal from one maintenance pass or retention sweep, at most (bounded work per call).
+local BUDGET = 1000
+local RETENTION_BUDGET = 256
+
+-- Decode a stored record; nil when absent or not a record tasklane wrote.
+local function decode(raw)
+  if not raw then return nil end
+  local ok, rec = pcall(cmsgpack.unpack, raw)
+  if not ok or type(rec) ~= "table" then return nil end
+  if type(rec[F_STATE]) ~= "number" or rec[F_STATE] < 1 or rec[F_STATE] > 6 then return nil end
+  if type(rec[F_TASK]) ~= "string" or type(rec[F_PAYLOAD]) ~= "string" then return nil end
+  if type(rec[F_PRIO]) ~= "number" or type(rec[F_ATTEMPT]) ~= "number" then return nil end
+  if type(rec[F_STALLS]) ~= "number" or type(rec[F_SEQ]) ~= "number" then return nil end
+  if type(rec[F_PUTAT]) ~= "number" or type(rec[F_PUBD]) ~= "number" then return nil end
+  if type(rec[F_DUED]) ~= "number" then return nil end
+  return rec
+end
+
+-- Records read in this call, by id: a batch naming one job twice sees its own changes.
+local cache = {}
+local dirty = {}
+local dirtyOrder = {}
+
+local function load(ids)
+  local missing = {}
+  for i = 1, #ids do
+    if cache[ids[i]] == nil then missing[#missing + 1] = ids[i] end
+  end
+  if #missing > 0 then
+    local raws = redis.call("HMGET", KJ, unpack(missing))
+    for i = 1, #missing do
+      local raw = raws[i]
+      if raw then
+        cache[missing[i]] = decode(raw) or { bad = raw }
+      else
+        cache[missing[i]] = false
+      end
+    end
+  end
+end
+
+local function get(id)
+  local r = cache[id]
+  if r == nil then
+    load({ id })
+    r = cache[id]
+  end
+  return r
+end
+
+local function touch(id, rec)
+  cache[id] = rec
+  if not dirty[id] then
+    dirty[id] = true
+    dirtyOrder[#dirtyOrder + 1] = id
+  end
+end
+
+local function encode(rec)
+  local n = #rec
+  if n < F_DUED then n = F_DUED end
+  if rec[F_HIST] ~= nil or rec[F_TOKEN] ~= nil or rec[F_FIN] ~= nil or rec[F_ERR] ~= nil then
+    n = F_HIST
+  end
+  for i = 1, n do
+    if rec[i] == nil then rec[i] = false end
+  end
+  return cmsgpack.pack(rec)
+end
+
+-- Write every touched record in one HSET.
+local function flushRecords()
+  if #dirtyOrder == 0 then return end
+  local args = {}
+  for i = 1, #dirtyOrder do
+    local id = dirtyOrder[i]
+    local rec = cache[id]
+    -- a record deleted after it was touched in this call is not written back
+    if type(rec) == "table" and not rec.bad then
+      args[#args + 1] = id
+      args[#args + 1] = encode(rec)
+    end
+  end
+  for i = 1, #args, 7998 do
+    redis.call("HSET", KJ, unpack(args, i, math.min(i + 7997, #args)))
+  end
+  dirty = {}
+  dirtyOrder = {}
+end
+
+-- Write back everything a maintenance pass or a transition collected.
+local flushWaiting, flushFinished, flushStats, flushMeta, retention
+local function flushAll()
+  flushRecords()
+  flushWaiting()
+  flushMeta()
+  flushStats()
+  if flushFinished() then retention() end
+end
+
+local function dueOf(rec)
+  return rec[F_PUTAT] + rec[F_DUED]
+end
+
+local function pmember(rec, id)
+  return string.format("%013d%012d", dueOf(rec), rec[F_SEQ]) .. id
+end
+
+-- Bounded per-job history: flat (atDelta, event, detail) triples. An absent history means
+-- just the implicit "published" event at putAt (saves bytes on every waiting job).
+local function note(rec, event, detail)
+  if HISTORY_LIMIT <= 0 then return end
+  local h = rec[F_HIST]
+  if type(h) ~= "table" then h = { 0, EV_PUBLISHED, false } end
+  h[#h + 1] = NOW - rec[F_PUTAT]
+  h[#h + 1] = event
+  h[#h + 1] = detail or false
+  local over = #h - 3 * HISTORY_LIMIT
+  if over > 0 then
+    local trimmed = {}
+    for i = over + 1, #h do trimmed[#trimmed + 1] = h[i] end
+    h = trimmed
+  end
+  rec[F_HIST] = h
+end
+
+-- Meta hash fields used by state-changing scripts, read once per call.
+local meta = {}
+do
+  local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused")
+  meta.wl = tonumber(m[1]) or 0
+  meta.lp = tonumber(m[2]) or 0
+  meta.seq = tonumber(m[3]) or 0
+  meta.tok = tonumber(m[4]) or 0
+  meta.paused = m[5] == "1"
+end
+local metaDirty = false
+
+function flushMeta()
+  if metaDirty then
+    redis.call("HSET", KM, "wl", meta.wl, "lp", meta.lp, "seq", meta.seq, "tok", meta.tok)
+    metaDirty = false
+  end
+end
+
+-- Appending to the waiting structures, collected and written once per call.
+local listAppend = {}
+local prioAdd = {}
+
+local function makeWaiting(id, rec)
+  rec[F_STATE] = WAITING
+  if rec[F_PRIO] == 0 then
+    listAppend[#listAppend + 1] = id
+    meta.wl = meta.wl + 1
+    metaDirty = true
+  else
+    prioAdd[#prioAdd + 1] = -rec[F_PRIO]
+    prioAdd[#prioAdd + 1] = pmember(rec, id)
+  end
+end
+
+local madeWaiting = 0
+function flushWaiting()
+  if #listAppend > 0 then
+    for i = 1, #listAppend, 7999 do
+      redis.call("RPUSH", KW, unpack(listAppend, i, math.min(i + 7998, #listAppend)))
+    end
+    madeWaiting = madeWaiting + #listAppend
+    listAppend = {}
+  end
+  if #prioAdd > 0 then
+    for i = 1, #prioAdd, 7998 do
+      redis.call("ZADD", KP, unpack(prioAdd, i, math.min(i + 7997, #prioAdd)))
+    end
+    madeWaiting = madeWaiting + #prioAdd / 2
+    prioAdd = {}
+  end
+end
+
+-- Stats: samples gathered during the call, folded into the day's hash once (Welford).
+local BOUNDS = { 1, 2, 5, 10, 20, 50, 100, 200, 500 }
+for s = 1, 60 do BOUNDS[#BOUNDS + 1] = s * 1000 end
+for m = 2, 60 do BOUNDS[#BOUNDS + 1] = m * 60000 end
+for h = 2, 24 do BOUNDS[#BOUNDS + 1] = h * 3600000 end
+for d = 2, 7 do BOUNDS[#BOUNDS + 1] = d * 86400000 end
+-- the last (open) bucket has index #BOUNDS (0-based), as HISTOGRAM_BOUNDS_MS ends in Infinity
+
+local function bucketIndex(ms)
+  if ms < 0 then ms = 0 end
+  local lo, hi = 1, #BOUNDS + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if ms < BOUNDS[mid] then hi = mid else lo = mid + 1 end
+  end
+  return lo - 1
+end
+
+local waitSamples, runSamples = {}, {}
+local statFailures, statRetries = 0, 0
+
+local function fmt(x)
+  return string.format("%.17g", x)
+end
+
+local function foldSummary(prefix, kind, samples, fields, values)
+  if #samples == 0 then return end
+  local base = #fields
+  fields[base + 1] = prefix .. kind .. "c"
+  fields[base + 2] = prefix .. kind .. "m"
+  fields[base + 3] = prefix .. kind .. "2"
+  local buckets, order = {}, {}
+  for i = 1, #samples do
+    local b = bucketIndex(samples[i])
+    if buckets[b] == nil then
+      buckets[b] = 0
+      order[#order + 1] = b
+    end
+    buckets[b] = buckets[b] + 1
+  end
+  for i = 1, #order do fields[#fields + 1] = prefix .. kind .. "h" .. order[i] end
+  values[#values + 1] = { kind = kind, base = base, samples = samples, buckets = buckets, order = order }
+end
+
+local DAY_FIELDS_PREFIXES = { "wc", "wm", "w2", "rc", "rm", "r2", "f", "r" }
+
+function flushStats()
+  if #waitSamples == 0 and #runSamples == 0 and statFailures == 0 and statRetries == 0 then
+    return
+  end
+  local day = math.floor(NOW / 86400000)
+  local prefix = day .. ":"
+  local fields, groups = {}, {}
+  foldSummary(prefix, "w", waitSamples, fields, groups)
+  foldSummary(prefix, "r", runSamples, fields, groups)
+  local current = redis.call("HMGET", KT, "sd", unpack(fields))
+  local out = {}
+  for g = 1, #groups do
+    local grp = groups[g]
+    local count = tonumber(current[grp.base + 2]) or 0
+    local mean = tonumber(current[grp.base + 3]) or 0
+    local m2 = tonumber(current[grp.base + 4]) or 0
+    for i = 1, #grp.samples do
+      local x = grp.samples[i]
+      count = count + 1
+      local delta = x - mean
+      mean = mean + delta / count
+      m2 = m2 + delta * (x - mean)
+    end
+    out[#out + 1] = fields[grp.base + 1]
+    out[#out + 1] = count
+    out[#out + 1] = fields[grp.base + 2]
+    out[#out + 1] = fmt(mean)
+    out[#out + 1] = fields[grp.base + 3]
+    out[#out + 1] = fmt(m2)
+    for i = 1, #grp.order do
+      local b = grp.order[i]
+      local field = prefix .. grp.kind .. "h" .. b
+      local at = 0
+      for fi = grp.base + 4, #fields do
+        if fields[fi] == field then at = fi break end
+      end
+      out[#out + 1] = field
+      out[#out + 1] = (tonumber(current[at + 1]) or 0) + grp.buckets[b]
+    end
+  end
+  if #out > 0 then redis.call("HSET", KT, unpack(out)) end
+  if statFailures > 0 then redis.call("HINCRBY", KT, prefix .. "f", statFailures) end
+  if statRetries > 0 then redis.call("HINCRBY", KT, prefix .. "r", statRetries) end
+  -- A new day: forget the day 400 days back (and a few before it, after idle spells).
+  local lastDay = tonumber(current[1])
+  if lastDay ~= day then
+    redis.call("HSET", KT, "sd", day)
+    if lastDay ~= nil then
+      local from = math.max(lastDay - 400, day - 430)
+      for old = from, day - 401 do
+        local drop = {}
+        for _, f in ipairs(DAY_FIELDS_PREFIXES) do drop[#drop + 1] = old .. ":" .. f end
+        for b = 0, #BOUNDS do
+          drop[#drop + 1] = old .. ":wh" .. b
+          drop[#drop + 1] = old .. ":rh" .. b
+        end
+        redis.call("HDEL", KT, unpack(drop))
+      end
+    end
+  end
+end
+
+-- Finishing a job: record fields, its zset, stats.
+local finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
+
+local function finish(id, rec, state)
+  rec[F_STATE] = state
+  rec[F_FIN] = NOW
+  local adds = finishedAdds[state]
+  adds[#adds + 1] = NOW
+  adds[#adds + 1] = id
+end
+
+local FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+
+function flushFinished()
+  local any = false
+  for state, adds in pairs(finishedAdds) do
+    if #adds > 0 then
+      any = true
+      for i = 1, #adds, 7998 do
+        redis.call("ZADD", FINISHED_KEYS[state], unpack(adds, i, math.min(i + 7997, #adds)))
+      end
+      finishedAdds[state] = {}
+    end
+  end
+  return any
+end
+
+local function stalledError(id, stalls)
+  return cjson.encode({
+    name = "StalledError",
+    message = "Job stalled " .. stalls .. " times (maxStalls " .. MAX_STALLS .. ")",
+    reason = "stalled",
+  })
+end
+
+-- Promote due delayed jobs and reclaim expired leases, in due order.
+local function maintain()
+  local moved = {}
+  local due = redis.call("ZRANGEBYSCORE", KD, "-inf", NOW, "LIMIT", 0, BUDGET)
+  if #due > 0 then
+    redis.call("ZREM", KD, unpack(due))
+    load(due)
+    for i = 1, #due do
+      local id = due[i]
+      local rec = cache[id]
+      if rec and not rec.bad and rec[F_STATE] == DELAYED then
+        moved[#moved + 1] = { id, rec, dueOf(rec), rec[F_SEQ] }
+      elseif rec and rec.bad then
+        -- Undecodable: put it where reserve will find it and hand it out as malformed.
+        listAppend[#listAppend + 1] = id
+        meta.wl = meta.wl + 1
+        metaDirty = true
+      end
+    end
+  end
+  local expired = redis.call("ZRANGEBYSCORE", KA, "-inf", NOW, "LIMIT", 0, BUDGET)
+  if #expired > 0 then
+    redis.call("ZREM", KA, unpack(expired))
+    load(expired)
+    for i = 1, #expired do
+      local id = expired[i]
+      local rec = cache[id]
+      if rec and not rec.bad and rec[F_STATE] == ACTIVE then
+        rec[F_STALLS] = rec[F_STALLS] + 1
+        note(rec, EV_STALLED)
+        if rec[F_STALLS] > MAX_STALLS then
+          rec[F_ERR] = stalledError(id, rec[F_STALLS])
+          finish(id, rec, FAILED)
+          statFailures = statFailures + 1
+          note(rec, EV_FAILED, "stalled")
+          touch(id, rec)
+        else
+          -- Due again from the moment its lease ended, so it keeps its place among equals.
+          rec[F_DUED] = rec[F_EXP] - rec[F_PUTAT]
+          moved[#moved + 1] = { id, rec, rec[F_EXP], rec[F_SEQ] }
+        end
+      end
+    end
+  end
+  if #moved > 1 then
+    table.sort(moved, function(x, y)
+      if x[3] ~= y[3] then return x[3] < y[3] end
+      return x[4] < y[4]
+    end)
+  end
+  for i = 1, #moved do
+    makeWaiting(moved[i][1], moved[i][2])
+    touch(moved[i][1], moved[i][2])
+  end
+end
+
+-- Retention of finished jobs by count and age, bounded per call.
+function retention()
+  local spec = {}
+  for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = tonumber(v) end
+  local keys = { KS, KF, KC }
+  for i = 1, 3 do
+    local maxAge, maxCount = spec[2 * i - 1], spec[2 * i]
+    local key = keys[i]
+    local budget = RETENTION_BUDGET
+    if maxCount and maxCount >= 0 then
+      local n = redis.call("ZCARD", key)
+      if n > maxCount then
+        local drop = math.min(n - maxCount, budget)
+        local ids = redis.call("ZRANGE", key, 0, drop - 1)
+        redis.call("HDEL", KJ, unpack(ids))
+        redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
+        budget = budget - drop
+      end
+    end
+    if maxAge and maxAge >= 0 and budget > 0 then
+      local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
+      if #ids > 0 then
+        redis.call("HDEL", KJ, unpack(ids))
+        redis.call("ZREM", key, unpack(ids))
+      end
+    end
+  end
+end
+
+-- Wake one idle worker (it wakes the next if jobs remain): at most one marker is kept.
+local function wake()
+  if redis.call("LLEN", KK) == 0 then redis.call("LPUSH", KK, "1") end
+end
+
+-- A delayed job due earlier than every other: wake a waiter so it shortens its block.
+local function wakeIfEarliest(due)
+  local head = redis.call("ZRANGE", KD, 0, 0, "WITHSCORES")
+  if head[2] == nil or tonumber(head[2]) >= due then wake() end
+end
+
+local function waitingCount()
+  local n = meta.wl
+  n = n + redis.call("ZCARD", KP)
+  return n
+end
+
+local function publishEvent(kind, ids)
+  if #ids > 0 and CHANNEL ~= "" then
+    redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = QUEUE, ids = ids }))
+  end
+end
+
+local function lockStatus(rec, token)
+  if not rec or rec.bad or rec[F_TOKEN] ~= token then return 0 end
+  if rec[F_STATE] == ACTIVE then
+    if rec[F_EXP] > NOW then return 1 end
+    return 0
+  end
+  if rec[F_STATE] == CANCELED and rec[F_FLAGS] == 1 then return 2 end
+  return 0
+end
+
+-- A job as get/list return it: JSON text (JS parses it), times as epoch ms.
+local STATE_NAMES = { "waiting", "delayed", "active", "succeeded", "failed", "canceled" }
+local EVENT_NAMES = {
+  "published", "reserved", "succeeded", "retrying", "failed", "stalled", "canceled",
+  "released", "retried",
+}
+
+local function infoJson(id, rec)
+  if rec.bad then
+    return cjson.encode({ id = id, state = "waiting", task = "", payload = rec.bad,
+      priority = 0, attempt = 0, publishedAt = 0, runAt = 0, history = {}, malformed = true })
+  end
+  local state = STATE_NAMES[rec[F_STATE]]
+  local due = dueOf(rec)
+  if rec[F_STATE] == DELAYED and due <= NOW then state = "waiting" end
+  local info = {
+    id = id, state = state, task = rec[F_TASK], payload = rec[F_PAYLOAD],
+    priority = rec[F_PRIO], attempt = rec[F_ATTEMPT],
+    publishedAt = rec[F_PUTAT] - rec[F_PUBD], runAt = due,
+  }
+  if type(rec[F_APPDATA]) == "string" then info.appData = rec[F_APPDATA] end
+  if type(rec[F_FIN]) == "number" then info.finishedAt = rec[F_FIN] end
+  if type(rec[F_ERR]) == "string" then info.error = rec[F_ERR] end
+  local history = {}
+  if HISTORY_LIMIT > 0 or type(rec[F_HIST]) == "table" then
+    local h = rec[F_HIST]
+    if type(h) ~= "table" then h = { 0, EV_PUBLISHED, false } end
+    for i = 1, #h - 2, 3 do
+      local e = { at = rec[F_PUTAT] + h[i], event = EVENT_NAMES[h[i + 1]] or "published" }
+      if h[i + 2] then e.detail = h[i + 2] end
+      history[#history + 1] = e
+    end
+  end
+  info.history = history
+  return cjson.encode(info)
+end

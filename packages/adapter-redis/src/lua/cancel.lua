@@ -1,0 +1,65 @@
+-- tasklane: cancel — waiting, delayed or active jobs go to canceled. The holder of an active
+-- one learns it from its next ack/nack/extend ("canceled") and from a "canceled" event.
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6; then the job ids
+-- Returns: one integer per id: 1 canceled, 2 finished, 0 not found.
+
+maintain()
+
+local ids = {}
+for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
+load(ids)
+
+local result = {}
+local pRem, dRem, aRem, activeIds = {}, {}, {}, {}
+for i = 1, #ids do
+  local id = ids[i]
+  local rec = cache[id]
+  if not rec or rec.bad then
+    result[i] = 0
+  else
+    local state = rec[F_STATE]
+    if state == WAITING or state == DELAYED or state == ACTIVE then
+      if state == WAITING then
+        if rec[F_PRIO] == 0 then
+          -- its id stays in the list as a tombstone that reserve skips
+          meta.wl = meta.wl - 1
+          metaDirty = true
+        else
+          pRem[#pRem + 1] = pmember(rec, id)
+        end
+      elseif state == DELAYED then
+        dRem[#dRem + 1] = id
+      else
+        aRem[#aRem + 1] = id
+        activeIds[#activeIds + 1] = id
+        rec[F_FLAGS] = 1
+      end
+      finish(id, rec, CANCELED)
+      note(rec, EV_CANCELED)
+      touch(id, rec)
+      result[i] = 1
+    else
+      result[i] = 2
+    end
+  end
+end
+
+if #pRem > 0 then redis.call("ZREM", KP, unpack(pRem)) end
+if #dRem > 0 then redis.call("ZREM", KD, unpack(dRem)) end
+if #aRem > 0 then redis.call("ZREM", KA, unpack(aRem)) end
+flushAll()
+if meta.wl <= 0 then
+  -- Only tombstones left: drop them (list() cursors count them as popped).
+  local n = redis.call("LLEN", KW)
+  if n > 0 then
+    meta.lp = meta.lp + n
+    meta.wl = 0
+    metaDirty = true
+    redis.call("DEL", KW)
+    flushMeta()
+  end
+end
+if #aRem > 0 and MAX_CONC > 0 and waitingCount() > 0 then wake() end
+publishEvent("canceled", activeIds)
+return result

@@ -1,0 +1,54 @@
+-- tasklane: delete — remove jobs that are not active.
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6; then the job ids
+-- Returns: how many were removed.
+
+maintain()
+
+local ids = {}
+for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
+load(ids)
+
+local removed = {}
+local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {} }
+local ZSET_OF = { [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+local seen = {}
+for i = 1, #ids do
+  local id = ids[i]
+  local rec = cache[id]
+  if rec and not seen[id] then
+    if rec.bad then
+      -- undecodable: we cannot tell where it is indexed, so unindex it everywhere
+      for _, key in ipairs({ KD, KS, KF, KC, KA }) do
+        local list = rem[key]
+        list[#list + 1] = id
+      end
+      seen[id] = true
+      removed[#removed + 1] = id
+    elseif rec[F_STATE] ~= ACTIVE then
+      local state = rec[F_STATE]
+      if state == WAITING then
+        if rec[F_PRIO] == 0 then
+          meta.wl = meta.wl - 1
+          metaDirty = true
+        else
+          local list = rem[KP]
+          list[#list + 1] = pmember(rec, id)
+        end
+      else
+        local list = rem[ZSET_OF[state]]
+        list[#list + 1] = id
+      end
+      seen[id] = true
+      cache[id] = false
+      removed[#removed + 1] = id
+    end
+  end
+end
+
+for key, members in pairs(rem) do
+  if #members > 0 then redis.call("ZREM", key, unpack(members)) end
+end
+if #removed > 0 then redis.call("HDEL", KJ, unpack(removed)) end
+flushAll()
+return #removed

@@ -1,0 +1,82 @@
+-- tasklane: list — one page of the jobs in one state, from a cursor (constant memory on
+-- both sides; never KEYS). Zset-backed states page by (score, member); the waiting list
+-- pages by absolute position (meta lp counts every id ever popped, so positions survive
+-- pops; cancel and delete leave tombstones rather than shifting the list).
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6; ARGV[7] state (1..6); ARGV[8] cursor ("" = start); ARGV[9] page size
+-- Returns: { next cursor ("" = done), job JSON... }
+
+maintain()
+flushAll()
+
+local state = tonumber(ARGV[7])
+local cursor = ARGV[8]
+local size = tonumber(ARGV[9])
+local out = { "" }
+
+local function emit(ids, want, prio0)
+  if #ids == 0 then return end
+  load(ids)
+  for i = 1, #ids do
+    local rec = cache[ids[i]]
+    if rec and (rec.bad or (rec[F_STATE] == want and (prio0 == nil or (rec[F_PRIO] == 0) == prio0))) then
+      out[#out + 1] = infoJson(ids[i], rec)
+    end
+  end
+end
+
+-- One page of a zset after (score, member); returns members, next cursor or nil.
+local function zpage(key, cur)
+  local minScore, after = "-inf", nil
+  if cur ~= "" then
+    local bar = string.find(cur, "|", 1, true)
+    minScore = string.sub(cur, 1, bar - 1)
+    after = string.sub(cur, bar + 1)
+  end
+  local members, lastScore, lastMember = {}, nil, nil
+  local offset = 0
+  for _ = 1, 50 do
+    local batch = redis.call("ZRANGEBYSCORE", key, minScore, "+inf", "WITHSCORES", "LIMIT", offset, size)
+    for i = 1, #batch, 2 do
+      local m, s = batch[i], batch[i + 1]
+      if after == nil or tonumber(s) > tonumber(minScore) or m > after then
+        if #members < size then
+          members[#members + 1] = m
+          lastScore, lastMember = s, m
+        end
+      end
+    end
+    offset = offset + #batch / 2
+    if #members >= size or #batch / 2 < size then
+      if #members < size then return members, nil end
+      return members, lastScore .. "|" .. lastMember
+    end
+  end
+  if lastScore == nil then return members, nil end
+  return members, lastScore .. "|" .. lastMember
+end
+
+local ZSETS = { [DELAYED] = KD, [ACTIVE] = KA, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+
+if state == WAITING then
+  if cursor == "" then cursor = "p" end
+  if string.sub(cursor, 1, 1) == "p" then
+    local members, nextCur = zpage(KP, string.sub(cursor, 3))
+    local ids = {}
+    for i = 1, #members do ids[i] = string.sub(members[i], 26) end
+    emit(ids, WAITING, false)
+    if nextCur then out[1] = "p|" .. nextCur else out[1] = "w|" .. meta.lp end
+  else
+    local abs = tonumber(string.sub(cursor, 3))
+    local start = abs - meta.lp
+    if start < 0 then start = 0 end
+    local ids = redis.call("LRANGE", KW, start, start + size - 1)
+    emit(ids, WAITING, true)
+    if #ids == size then out[1] = "w|" .. (meta.lp + start + #ids) end
+  end
+elseif ZSETS[state] then
+  local members, nextCur = zpage(ZSETS[state], cursor)
+  emit(members, state, nil)
+  out[1] = nextCur or ""
+end
+return out

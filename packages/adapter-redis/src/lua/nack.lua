@@ -1,0 +1,67 @@
+-- tasklane: nack — a failed attempt: back to delayed/waiting at runAt, or dead (failed).
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6; then 5 per item: id, token, runAt ("" = dead), error JSON,
+--       history detail (error message for a retry, reason for a dead job)
+-- Returns: one integer per item: 1 ok, 2 canceled, 0 lost.
+
+local ids = {}
+for i = 7, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
+load(ids)
+
+local result = {}
+local done = {}
+local delayedAdd = {}
+local earliest = nil
+local retryNow = {}
+for i = 1, #ids do
+  local at = 7 + (i - 1) * 5
+  local id = ids[i]
+  local rec = cache[id]
+  local status = lockStatus(rec, ARGV[at + 1])
+  result[i] = status
+  if status == 1 then
+    runSamples[#runSamples + 1] = NOW - rec[F_RES]
+    rec[F_ERR] = ARGV[at + 3]
+    done[#done + 1] = id
+    local runAt = tonumber(ARGV[at + 2])
+    if runAt == nil then
+      statFailures = statFailures + 1
+      finish(id, rec, FAILED)
+      note(rec, EV_FAILED, ARGV[at + 4])
+    else
+      statRetries = statRetries + 1
+      note(rec, EV_RETRYING, ARGV[at + 4])
+      rec[F_DUED] = runAt - rec[F_PUTAT]
+      if runAt > NOW then
+        rec[F_STATE] = DELAYED
+        delayedAdd[#delayedAdd + 1] = runAt
+        delayedAdd[#delayedAdd + 1] = id
+        if earliest == nil or runAt < earliest then earliest = runAt end
+      else
+        retryNow[#retryNow + 1] = { id, rec }
+      end
+    end
+    touch(id, rec)
+  end
+end
+
+if #done > 0 then
+  redis.call("ZREM", KA, unpack(done))
+  -- Due retries join the waiting jobs after any due delayed ones (due order).
+  maintain()
+  local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0
+  for i = 1, #retryNow do makeWaiting(retryNow[i][1], retryNow[i][2]) end
+  flushRecords()
+  if wasEmpty and #listAppend + #prioAdd > 0 then wake() end
+  flushWaiting()
+  if earliest ~= nil then
+    wakeIfEarliest(earliest)
+    redis.call("ZADD", KD, unpack(delayedAdd))
+  end
+  flushMeta()
+  flushFinished()
+  flushStats()
+  retention()
+  if MAX_CONC > 0 and waitingCount() > 0 then wake() end
+end
+return result

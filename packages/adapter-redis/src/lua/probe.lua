@@ -1,0 +1,9 @@
+-- tasklane: probe — how many due jobs a reserve could take now (read only).
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6
+-- Returns: the number of jobs.
+
+if meta.paused then return 0 end
+local n = waitingCount() + redis.call("ZCOUNT", KD, "-inf", NOW)
+if MAX_CONC > 0 then n = math.max(0, math.min(n, MAX_CONC - redis.call("ZCARD", KA))) end
+return n

@@ -1,0 +1,65 @@
+-- tasklane: put — store a batch of new jobs (publishMany is one call).
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6; ARGV[7] "1" to publish a "put" event for the created ids;
+--       then 7 per job: id, task, payload, appData ("" = none, else "=" .. appData),
+--       priority, runAt ("" = now), publishedAt
+-- Returns: one integer per job, 1 created / 0 duplicate (in-batch: first occurrence wins).
+
+local wlBefore = meta.wl
+maintain()
+
+local first = 8
+local n = (#ARGV - 7) / 7
+local ids = {}
+for i = 0, n - 1 do ids[#ids + 1] = ARGV[first + i * 7] end
+if n > 0 then load(ids) end
+
+local result = {}
+local created = {}
+local delayedAdd = {}
+local earliest = nil
+for i = 0, n - 1 do
+  local at = first + i * 7
+  local id = ARGV[at]
+  if cache[id] then
+    result[#result + 1] = 0
+  else
+    local appData = ARGV[at + 3]
+    if appData == "" then appData = false else appData = string.sub(appData, 2) end
+    local runAt = tonumber(ARGV[at + 5])
+    local publishedAt = tonumber(ARGV[at + 6]) or NOW
+    meta.seq = meta.seq + 1
+    metaDirty = true
+    local rec = {
+      WAITING, ARGV[at + 1], ARGV[at + 2], appData, tonumber(ARGV[at + 4]) or 0,
+      0, 0, meta.seq, NOW, NOW - publishedAt, 0,
+    }
+    if runAt and runAt > NOW then
+      rec[F_STATE] = DELAYED
+      rec[F_DUED] = runAt - NOW
+      delayedAdd[#delayedAdd + 1] = runAt
+      delayedAdd[#delayedAdd + 1] = id
+      if earliest == nil or runAt < earliest then earliest = runAt end
+    else
+      makeWaiting(id, rec)
+    end
+    touch(id, rec)
+    created[#created + 1] = id
+    result[#result + 1] = 1
+  end
+end
+
+-- The first write grows memory: under OOM the whole call is refused, nothing written.
+flushRecords()
+-- Idle workers block only when nothing was waiting: wake one on the empty -> non-empty edge.
+if #listAppend + #prioAdd > 0 and wlBefore == 0 and redis.call("ZCARD", KP) == 0 then wake() end
+flushWaiting()
+if earliest ~= nil then
+  wakeIfEarliest(earliest)
+  for i = 1, #delayedAdd, 7998 do
+    redis.call("ZADD", KD, unpack(delayedAdd, i, math.min(i + 7997, #delayedAdd)))
+  end
+end
+flushMeta()
+if ARGV[7] == "1" then publishEvent("put", created) end
+return result

@@ -1,0 +1,44 @@
+-- tasklane: release — hand active jobs back, due now, without counting the delivery.
+-- KEYS: the eleven queue keys (see _common.lua)
+-- ARGV: common 1..6; then 2 per lock: id, token
+-- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
+
+local ids = {}
+for i = 7, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+load(ids)
+
+local result = {}
+local done = {}
+local back = {}
+for i = 1, #ids do
+  local id = ids[i]
+  local rec = cache[id]
+  local status = lockStatus(rec, ARGV[6 + 2 * i])
+  result[i] = status
+  if status == 1 then
+    -- The next reserve hands out the same attempt number again.
+    rec[F_ATTEMPT] = rec[F_ATTEMPT] - 1
+    rec[F_DUED] = NOW - rec[F_PUTAT]
+    note(rec, EV_RELEASED)
+    touch(id, rec)
+    done[#done + 1] = id
+    back[#back + 1] = { id, rec }
+  end
+end
+
+if #done > 0 then
+  redis.call("ZREM", KA, unpack(done))
+  maintain()
+  local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0
+  for i = 1, #back do makeWaiting(back[i][1], back[i][2]) end
+  flushRecords()
+  if wasEmpty or MAX_CONC > 0 then wake() end
+  flushWaiting()
+  flushMeta()
+  flushStats()
+  if #finishedAdds[FAILED] > 0 then
+    flushFinished()
+    retention()
+  end
+end
+return result

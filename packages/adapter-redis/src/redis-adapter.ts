@@ -1,0 +1,436 @@
+import {
+  type Adapter,
+  type AdapterEvent,
+  type Capabilities,
+  ConfigError,
+  QueueClosedError,
+  type QueueOptions,
+} from "@tasklane/core";
+import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { mapRedisError, RedisUnavailableError } from "./errors.ts";
+import { decodeId } from "./id-codec.ts";
+import { checkName, eventsChannel } from "./keys.ts";
+import { RedisQueue } from "./redis-queue.ts";
+
+export interface RedisAdapterOptions {
+  /**
+   * An ioredis client (`Redis` or `Cluster`) to use for commands. The adapter never closes
+   * it; it duplicates it (same options: TLS, ACL user) for its blocking and pub/sub
+   * connections, which it does close. Default: none (the adapter connects itself).
+   */
+  client?: Redis | Cluster;
+  /**
+   * Where to connect when no `client` is given: a `redis://` / `rediss://` URL or ioredis
+   * options (host, port, username, password, tls, ... pass through unchanged).
+   * Default `{ host: "127.0.0.1", port: 6379 }`.
+   */
+  connection?: string | RedisOptions;
+  /**
+   * Connect to a Redis Cluster instead (when no `client` is given): startup nodes and
+   * ioredis Cluster options. Default: none.
+   */
+  cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
+  /**
+   * Prefix of every key and of the events channel. Keys are
+   * `<prefix>:{<prefix>:<queue>}:<x>`; an ACL rule `~<prefix>:*` (and `&<prefix>:*` for
+   * events) covers them. Must not contain `{` or `}`. Default "tasklane".
+   */
+  prefix?: string;
+  /**
+   * Run even when the server's `maxmemory-policy` is not `noeviction`. Redis may then
+   * evict job records and lose jobs silently. Default false: `queue()` throws ConfigError.
+   */
+  allowEviction?: boolean;
+  /**
+   * Publish a `put` event (pub/sub) for every created job. Costs one PUBLISH per put
+   * batch and a message to every subscriber. Default false (`canceled` events are always
+   * published).
+   */
+  putEvents?: boolean;
+  /**
+   * Longest single block of an idle worker on its queue's wake-up key, ms. A long poll
+   * re-checks the queue at least this often (a safety net for a lost wake-up, e.g. across
+   * a server restart); delayed jobs and lease expiries shorten it. Default 5_000.
+   */
+  maxBlockMs?: number;
+  /**
+   * Timeout of every non-blocking command on the connections the adapter creates, ms.
+   * Ignored for an injected `client`. Default 10_000.
+   */
+  commandTimeoutMs?: number;
+}
+
+/** The Redis adapter: every optional method is present. */
+export interface RedisAdapter extends Adapter {
+  queue(name: string, options: QueueOptions): Promise<RedisQueue>;
+  subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
+}
+
+/** 100 years: effectively unbounded, still exact in epoch-ms doubles. */
+const LONG_MS = 100 * 365 * 86_400_000;
+
+export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
+  maxBatch: 1_000,
+  maxDelayMs: LONG_MS,
+  maxLeaseMs: LONG_MS,
+  maxWaitMs: 2_147_483_647,
+  timeResolutionMs: 1,
+  exactCounts: true,
+  priorities: true,
+  dedup: true,
+  fencing: true,
+  get: true,
+  list: true,
+  count: true,
+  cancel: true,
+  cancelActive: true,
+  retryFailed: true,
+  delete: true,
+  pause: true,
+  subscribe: true,
+  stats: true,
+  history: true,
+  retention: true,
+  maxConcurrency: true,
+});
+
+type Client = Redis | Cluster;
+
+interface BlockingConn {
+  client: Client;
+  /** CLIENT ID on a single server (refreshed on reconnect), for CLIENT UNBLOCK. */
+  id: number | undefined;
+  busy: boolean;
+}
+
+/** What the queues of one adapter share. */
+export interface AdapterShared {
+  readonly client: Client;
+  readonly prefix: string;
+  readonly channel: string;
+  readonly putEvents: boolean;
+  readonly maxBlockMs: number;
+  closed: boolean;
+  /** Throws QueueClosedError when closed; fails fast when the connection is down. */
+  check(what: string): void;
+  /** Resolves on a wake-up marker, after `ms`, on abort or on close (whichever first). */
+  waitForWake(key: string, ms: number, signal: AbortSignal | undefined): Promise<void>;
+}
+
+function positive(field: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(field, value, "must be a positive number of ms");
+  }
+  return value;
+}
+
+/**
+ * The Redis adapter: Lua-atomic state changes, one slot per queue (Redis Cluster), fenced
+ * leases on Redis TIME, idle workers blocked on a wake-up key, cross-process events.
+ *
+ * @example
+ * const adapter = createRedisAdapter({ connection: "redis://127.0.0.1:6379" });
+ * const tl = createTasklane({ adapter, queues: [...], tasks: [...] });
+ */
+export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdapter {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigError("options", options, "must be an object");
+  }
+  const prefix = checkName("prefix", options.prefix ?? "tasklane");
+  const maxBlockMs = positive("maxBlockMs", options.maxBlockMs, 5_000);
+  const commandTimeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs, 10_000);
+  const channel = eventsChannel(prefix);
+
+  const owned = options.client === undefined;
+  let client: Client;
+  if (options.client !== undefined) {
+    client = options.client;
+  } else if (options.cluster !== undefined) {
+    const given = options.cluster.options ?? {};
+    client = new Cluster(options.cluster.nodes, {
+      enableAutoPipelining: true,
+      ...given,
+      redisOptions: {
+        maxRetriesPerRequest: 1,
+        commandTimeout: commandTimeoutMs,
+        ...given.redisOptions,
+      },
+    });
+  } else {
+    const base: RedisOptions = {
+      maxRetriesPerRequest: 1,
+      commandTimeout: commandTimeoutMs,
+      enableAutoPipelining: true,
+    };
+    const conn = options.connection;
+    client =
+      typeof conn === "string"
+        ? new Redis(conn, base)
+        : new Redis({ host: "127.0.0.1", port: 6379, ...base, ...conn });
+  }
+  // An owned client's connection errors are reported through failing calls, not as
+  // unhandled 'error' events.
+  if (owned) client.on("error", () => {});
+
+  const isCluster = client instanceof Cluster;
+  const blocking: BlockingConn[] = [];
+  const pendingWaits = new Set<() => void>();
+  const listeners = new Set<(event: AdapterEvent) => void>();
+  let subscriber: Client | undefined;
+  let subscribing: Promise<void> | undefined;
+  const queues = new Map<string, RedisQueue>();
+
+  const duplicate = (): Client => {
+    const dup = isCluster
+      ? (client as Cluster).duplicate([], {
+          redisOptions: {
+            ...(client as Cluster).options.redisOptions,
+            maxRetriesPerRequest: null,
+            commandTimeout: undefined,
+          },
+        } as unknown as ClusterOptions)
+      : (client as Redis).duplicate({
+          maxRetriesPerRequest: null,
+          commandTimeout: undefined,
+          enableOfflineQueue: true,
+          enableAutoPipelining: false,
+          lazyConnect: false,
+        } as unknown as Partial<RedisOptions>);
+    dup.on("error", () => {});
+    return dup;
+  };
+
+  const shared: AdapterShared = {
+    client,
+    prefix,
+    channel,
+    putEvents: options.putEvents === true,
+    maxBlockMs,
+    closed: false,
+    check(what) {
+      if (shared.closed) throw new QueueClosedError(what);
+      const status = client.status;
+      if (status !== "ready" && status !== "wait" && status !== "connect") {
+        // Publishing during an outage fails at once instead of queueing behind reconnects.
+        throw new RedisUnavailableError(what, `connection is ${status}`);
+      }
+    },
+    waitForWake(key, ms, signal) {
+      if (shared.closed || signal?.aborted) return Promise.resolve();
+      let conn = blocking.find((c) => !c.busy);
+      if (conn === undefined) {
+        const c: BlockingConn = { client: duplicate(), id: undefined, busy: false };
+        if (!isCluster) {
+          const refresh = () => {
+            (c.client as Redis).client("ID").then(
+              (id) => {
+                c.id = Number(id);
+              },
+              () => {},
+            );
+          };
+          c.client.on("ready", refresh);
+        }
+        blocking.push(c);
+        conn = c;
+      }
+      const c = conn;
+      c.busy = true;
+      return new Promise<void>((resolve) => {
+        let settled = false;
+        const finish = () => {
+          if (settled) return;
+          settled = true;
+          signal?.removeEventListener("abort", onAbort);
+          pendingWaits.delete(onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          finish();
+          // Free the connection at once where we can (CLIENT UNBLOCK on a single server);
+          // otherwise the block ends on its own within maxBlockMs.
+          if (c.id !== undefined && !shared.closed) {
+            (client as Redis).client("UNBLOCK", c.id).catch(() => {});
+          }
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        pendingWaits.add(onAbort);
+        const seconds = Math.max(0.001, Math.ceil(ms) / 1000).toFixed(3);
+        c.client.blpop(key, seconds).then(
+          (popped) => {
+            c.busy = false;
+            // A marker taken by a wait nobody listens to any more is handed on.
+            if (popped && settled && !shared.closed) client.lpush(key, "1").catch(() => {});
+            finish();
+          },
+          () => {
+            c.busy = false;
+            finish();
+          },
+        );
+      });
+    },
+  };
+
+  const init = (async () => {
+    try {
+      if (client.status === "wait") await client.connect();
+      await client.ping();
+      if (options.allowEviction !== true) await checkEvictionPolicy(client);
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw mapRedisError("connecting", error);
+    }
+  })();
+  // Reported by queue()/subscribe(); never an unhandled rejection.
+  init.catch(() => {});
+
+  const checkOpen = () => {
+    if (shared.closed) throw new QueueClosedError("redis adapter");
+  };
+
+  const dispatch = (_channel: string, message: string) => {
+    let parsed: { t?: unknown; q?: unknown; ids?: unknown };
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      return; // not ours
+    }
+    const type = parsed.t;
+    if ((type !== "canceled" && type !== "put") || typeof parsed.q !== "string") return;
+    if (!Array.isArray(parsed.ids)) return;
+    for (const id of parsed.ids) {
+      if (typeof id !== "string") continue;
+      const event: AdapterEvent = { type, queue: parsed.q, jobId: decodeId(id) };
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // one failing listener must not starve the others
+        }
+      }
+    }
+  };
+
+  return {
+    name: "redis",
+    capabilities: redisCapabilities,
+
+    async queue(name, queueOptions) {
+      checkOpen();
+      checkName("name", name);
+      validateQueueOptions(queueOptions);
+      await init;
+      checkOpen();
+      let queue = queues.get(name);
+      if (queue === undefined) {
+        queue = new RedisQueue(name, queueOptions, shared);
+        queues.set(name, queue);
+      } else {
+        queue.configure(queueOptions);
+      }
+      return queue;
+    },
+
+    async subscribe(listener) {
+      checkOpen();
+      await init;
+      if (subscriber === undefined) {
+        const sub = duplicate();
+        subscriber = sub;
+        sub.on("message", dispatch);
+        subscribing = sub.subscribe(channel).then(
+          () => {},
+          (error: unknown) => {
+            subscriber = undefined;
+            subscribing = undefined;
+            sub.disconnect();
+            throw mapRedisError("subscribing to events", error);
+          },
+        );
+      }
+      await subscribing;
+      const wrapped = (event: AdapterEvent) => listener(event);
+      listeners.add(wrapped);
+      return async () => {
+        listeners.delete(wrapped);
+      };
+    },
+
+    async close() {
+      if (shared.closed) return;
+      shared.closed = true;
+      listeners.clear();
+      for (const abort of [...pendingWaits]) abort();
+      for (const c of blocking.splice(0)) c.client.disconnect();
+      subscriber?.disconnect();
+      subscriber = undefined;
+      if (owned) {
+        try {
+          await client.quit();
+        } catch {
+          client.disconnect();
+        }
+      }
+    },
+  };
+}
+
+/** Refuse to run where Redis may evict keys (jobs would vanish). */
+async function checkEvictionPolicy(client: Client): Promise<void> {
+  const nodes: Redis[] = client instanceof Cluster ? client.nodes("master") : [client];
+  for (const node of nodes) {
+    let policy: string | undefined;
+    try {
+      const info = await node.info("memory");
+      policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    } catch {
+      try {
+        const reply = (await node.config("GET", "maxmemory-policy")) as string[];
+        policy = reply[1];
+      } catch (error) {
+        throw new ConfigError(
+          "allowEviction",
+          false,
+          `cannot read maxmemory-policy (${error instanceof Error ? error.message : String(error)}); allow INFO for this user or set allowEviction: true`,
+        );
+      }
+    }
+    if (policy !== undefined && policy !== "noeviction") {
+      throw new ConfigError(
+        "maxmemory-policy",
+        policy,
+        "Redis may evict job records and lose jobs; set it to noeviction or pass allowEviction: true",
+      );
+    }
+  }
+}
+
+function validateQueueOptions(options: QueueOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigError("options", options, "must be an object");
+  }
+  if (!Number.isInteger(options.maxStalls) || options.maxStalls < 0) {
+    throw new ConfigError("maxStalls", options.maxStalls, "must be an integer >= 0");
+  }
+  if (!Number.isInteger(options.historyLimit) || options.historyLimit < 0) {
+    throw new ConfigError("historyLimit", options.historyLimit, "must be an integer >= 0");
+  }
+  const mc = options.maxConcurrency;
+  if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
+    throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
+  }
+  const retention = options.retention;
+  if (retention === undefined) return;
+  for (const state of ["succeeded", "failed", "canceled"] as const) {
+    const p = retention[state];
+    if (p === undefined) continue;
+    if (p.maxAgeMs !== undefined && !(p.maxAgeMs >= 0)) {
+      throw new ConfigError(`retention.${state}.maxAgeMs`, p.maxAgeMs, "must be a number >= 0");
+    }
+    if (p.maxCount !== undefined && (!Number.isInteger(p.maxCount) || p.maxCount < 0)) {
+      throw new ConfigError(`retention.${state}.maxCount`, p.maxCount, "must be an integer >= 0");
+    }
+  }
+}

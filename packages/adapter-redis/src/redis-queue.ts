@@ -1,0 +1,407 @@
+import {
+  type CancelResult,
+  ConfigError,
+  type DayStats,
+  emptyDayStats,
+  HISTOGRAM_SIZE,
+  type JobError,
+  type JobEvent,
+  type JobInfo,
+  type JobState,
+  type ListOptions,
+  type Lock,
+  type LockStatus,
+  type NackItem,
+  type NewJob,
+  type PutResult,
+  type Queue,
+  type QueueCounts,
+  type QueueOptions,
+  type ReleaseItem,
+  type ReservedJob,
+  type ReserveOptions,
+  type ReserveResult,
+  type RetentionPolicy,
+  type Summary,
+} from "@tasklane/core";
+import { mapRedisError } from "./errors.ts";
+import { decodeId, encodeId } from "./id-codec.ts";
+import { type QueueKeys, queueKeys } from "./keys.ts";
+import type { AdapterShared } from "./redis-adapter.ts";
+import { runScript, SCRIPTS, type ScriptName } from "./scripts.ts";
+
+const STATE_CODES: Record<JobState, number> = {
+  waiting: 1,
+  delayed: 2,
+  active: 3,
+  succeeded: 4,
+  failed: 5,
+  canceled: 6,
+};
+const LOCK_STATUS: readonly LockStatus[] = ["lost", "ok", "canceled"];
+const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finished"];
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1_000;
+const DAY_MS = 86_400_000;
+/** Fields per job in a reserve reply (see lua/reserve.lua). */
+const RESERVE_FIELDS = 11;
+
+/** A Redis queue: every method of the contract, optional ones included. */
+export class RedisQueue implements Required<Queue> {
+  readonly name: string;
+  private readonly shared: AdapterShared;
+  private readonly keys: QueueKeys;
+  /** ARGV[1..6] of every script (see lua/_common.lua). */
+  private common: string[] = [];
+
+  constructor(name: string, options: QueueOptions, shared: AdapterShared) {
+    this.name = name;
+    this.shared = shared;
+    this.keys = queueKeys(shared.prefix, name);
+    this.configure(options);
+  }
+
+  /** Apply (validated) queue options; they travel with every script call. */
+  configure(options: QueueOptions): void {
+    this.common = [
+      this.name,
+      String(options.maxStalls),
+      String(options.historyLimit),
+      String(options.maxConcurrency ?? 0),
+      retentionSpec(options.retention),
+      this.shared.channel,
+    ];
+  }
+
+  private async run(script: ScriptName, args: Array<string | number>): Promise<unknown> {
+    const what = `${script} on queue "${this.name}"`;
+    this.shared.check(`redis queue "${this.name}"`);
+    return runScript(
+      this.shared.client,
+      SCRIPTS[script],
+      this.keys.all,
+      this.common.concat(args as string[]),
+      what,
+    );
+  }
+
+  // ── put ──────────────────────────────────────────────────────────────────────────────
+
+  async put(jobs: NewJob[]): Promise<PutResult[]> {
+    this.shared.check(`redis queue "${this.name}"`);
+    if (jobs.length === 0) return [];
+    const args: Array<string | number> = [this.shared.putEvents ? "1" : "0"];
+    for (const job of jobs) {
+      args.push(
+        encodeId(job.id),
+        job.task,
+        job.payload,
+        job.appData === undefined ? "" : `=${job.appData}`,
+        Number.isFinite(job.priority) ? Math.trunc(job.priority) : 0,
+        job.runAt !== undefined && Number.isFinite(job.runAt) ? Math.ceil(job.runAt) : "",
+        Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "",
+      );
+    }
+    const reply = (await this.run("put", args)) as number[];
+    return jobs.map((job, i) => ({
+      id: job.id,
+      status: reply[i] === 1 ? "created" : "duplicate",
+    }));
+  }
+
+  // ── reserve ──────────────────────────────────────────────────────────────────────────
+
+  async reserve(options: ReserveOptions): Promise<ReserveResult> {
+    this.shared.check(`redis queue "${this.name}"`);
+    const limit = Math.min(Math.floor(options.limit), 1_000);
+    const leaseMs = options.leaseMs;
+    if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 0) {
+      throw new ConfigError("leaseMs", leaseMs, "must be a finite number of ms >= 0");
+    }
+    if (!(limit > 0)) return { jobs: [], ready: await this.probe() };
+    const waitMs = Number.isFinite(options.waitMs) ? Math.max(0, options.waitMs) : 0;
+    const signal = options.signal;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const reply = (await this.run("reserve", [limit, Math.ceil(leaseMs)])) as Array<
+        string | number | null
+      >;
+      const result = parseReserve(reply);
+      if (result.jobs.length > 0 || waitMs <= 0 || signal?.aborted || this.shared.closed) {
+        return result;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return result;
+      // Block on the wake-up key: a put into the empty queue, a resume or a freed slot
+      // pushes a marker; a delayed job falling due or a lease expiring ends the block.
+      let blockMs = Math.min(left, this.shared.maxBlockMs);
+      const nextIn = Number(reply[1]);
+      if (nextIn >= 0) blockMs = Math.min(blockMs, nextIn + 1);
+      await this.shared.waitForWake(this.keys.wake, blockMs, signal);
+      if (signal?.aborted || this.shared.closed) return { jobs: [], ready: result.ready ?? 0 };
+    }
+  }
+
+  // ── ack, nack, release, extend ───────────────────────────────────────────────────────
+
+  async ack(locks: Lock[]): Promise<LockStatus[]> {
+    this.shared.check(`redis queue "${this.name}"`);
+    if (locks.length === 0) return [];
+    const args: string[] = [];
+    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
+    return statuses(await this.run("ack", args));
+  }
+
+  async nack(items: NackItem[]): Promise<LockStatus[]> {
+    this.shared.check(`redis queue "${this.name}"`);
+    if (items.length === 0) return [];
+    const args: Array<string | number> = [];
+    for (const item of items) {
+      const dead = "dead" in item && item.dead === true;
+      const runAt = "runAt" in item && Number.isFinite(item.runAt) ? Math.ceil(item.runAt) : 0;
+      args.push(
+        encodeId(item.lock.jobId),
+        item.lock.token,
+        dead ? "" : runAt,
+        JSON.stringify(errorOf(item.error)),
+        dead ? item.error.reason : item.error.message,
+      );
+    }
+    return statuses(await this.run("nack", args));
+  }
+
+  async release(items: ReleaseItem[]): Promise<LockStatus[]> {
+    this.shared.check(`redis queue "${this.name}"`);
+    if (items.length === 0) return [];
+    const args: string[] = [];
+    for (const item of items) args.push(encodeId(item.lock.jobId), item.lock.token);
+    return statuses(await this.run("release", args));
+  }
+
+  async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
+    this.shared.check(`redis queue "${this.name}"`);
+    if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 0) {
+      throw new ConfigError("leaseMs", leaseMs, "must be a finite number of ms >= 0");
+    }
+    if (locks.length === 0) return [];
+    const args: Array<string | number> = [Math.ceil(leaseMs)];
+    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
+    return statuses(await this.run("extend", args));
+  }
+
+  // ── counts and probes ────────────────────────────────────────────────────────────────
+
+  async probe(): Promise<number> {
+    return Number(await this.run("probe", []));
+  }
+
+  async counts(): Promise<QueueCounts> {
+    const r = (await this.run("counts", [])) as number[];
+    return {
+      waiting: Number(r[0]),
+      delayed: Number(r[1]),
+      active: Number(r[2]),
+      succeeded: Number(r[3]),
+      failed: Number(r[4]),
+      canceled: Number(r[5]),
+    };
+  }
+
+  // ── optional parts ───────────────────────────────────────────────────────────────────
+
+  async get(id: string): Promise<JobInfo | undefined> {
+    const reply = await this.run("get", [encodeId(id)]);
+    return typeof reply === "string" ? this.info(reply) : undefined;
+  }
+
+  async *list(options: ListOptions): AsyncGenerator<JobInfo, void, undefined> {
+    const code = STATE_CODES[options.state];
+    if (code === undefined) return;
+    const pageSize = Math.max(
+      1,
+      Math.min(MAX_PAGE_SIZE, Math.floor(options.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
+    );
+    let cursor = "";
+    for (;;) {
+      const reply = (await this.run("list", [code, cursor, pageSize])) as string[];
+      const page = reply.slice(1).map((json) => this.info(json));
+      for (const info of page) yield info;
+      cursor = reply[0] ?? "";
+      if (cursor === "") return;
+    }
+  }
+
+  async cancel(ids: string[]): Promise<CancelResult[]> {
+    if (ids.length === 0) {
+      this.shared.check(`redis queue "${this.name}"`);
+      return [];
+    }
+    const reply = (await this.run("cancel", ids.map(encodeId))) as number[];
+    return reply.map((code) => CANCEL_RESULT[code] ?? "not_found");
+  }
+
+  async retryFailed(ids?: string[]): Promise<number> {
+    if (ids !== undefined) {
+      if (ids.length === 0) return 0;
+      const reply = (await this.run("retry-failed", ["ids", ...ids.map(encodeId)])) as number[];
+      return Number(reply[0]);
+    }
+    // Every failed job, in bounded steps (each call moves at most 1,000).
+    let moved = 0;
+    for (;;) {
+      const reply = (await this.run("retry-failed", ["*"])) as number[];
+      moved += Number(reply[0]);
+      if (Number(reply[1]) !== 1) return moved;
+    }
+  }
+
+  async delete(ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return Number(await this.run("delete", ids.map(encodeId)));
+  }
+
+  async pause(): Promise<void> {
+    await this.run("pause", ["1"]);
+  }
+
+  async resume(): Promise<void> {
+    await this.run("pause", ["0"]);
+  }
+
+  async isPaused(): Promise<boolean> {
+    this.shared.check(`redis queue "${this.name}"`);
+    try {
+      return (await this.shared.client.hget(this.keys.meta, "paused")) === "1";
+    } catch (error) {
+      throw mapRedisError(`isPaused on queue "${this.name}"`, error);
+    }
+  }
+
+  async stats(day: string): Promise<DayStats | undefined> {
+    this.shared.check(`redis queue "${this.name}"`);
+    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+    if (!match) throw new ConfigError("day", day, 'must be "YYYY-MM-DD"');
+    const n = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) / DAY_MS;
+    const fields: string[] = [];
+    for (const kind of ["w", "r"]) {
+      fields.push(`${n}:${kind}c`, `${n}:${kind}m`, `${n}:${kind}2`);
+      for (let b = 0; b < HISTOGRAM_SIZE; b++) fields.push(`${n}:${kind}h${b}`);
+    }
+    fields.push(`${n}:f`, `${n}:r`);
+    let values: Array<string | null>;
+    try {
+      values = await this.shared.client.hmget(this.keys.stats, ...fields);
+    } catch (error) {
+      throw mapRedisError(`stats on queue "${this.name}"`, error);
+    }
+    if (values.every((v) => v === null)) return undefined;
+    const stats = emptyDayStats(day);
+    const per = 3 + HISTOGRAM_SIZE;
+    const summary = (offset: number): Summary => {
+      const histogram: Record<number, number> = {};
+      for (let b = 0; b < HISTOGRAM_SIZE; b++) {
+        const v = values[offset + 3 + b];
+        if (v !== null && v !== undefined) histogram[b] = Number(v);
+      }
+      return {
+        count: Number(values[offset] ?? 0),
+        mean: Number(values[offset + 1] ?? 0),
+        m2: Number(values[offset + 2] ?? 0),
+        histogram,
+      };
+    };
+    stats.wait = summary(0);
+    stats.run = summary(per);
+    stats.failures = Number(values[2 * per] ?? 0);
+    stats.retries = Number(values[2 * per + 1] ?? 0);
+    return stats;
+  }
+
+  private info(json: string): JobInfo {
+    const raw = JSON.parse(json) as {
+      id: string;
+      state: JobState;
+      task: string;
+      payload: string;
+      appData?: string;
+      priority: number;
+      attempt: number;
+      publishedAt: number;
+      runAt: number;
+      finishedAt?: number;
+      error?: string;
+      history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
+    };
+    const info: JobInfo = {
+      id: decodeId(raw.id),
+      queue: this.name,
+      task: raw.task,
+      payload: raw.payload,
+      priority: raw.priority,
+      state: raw.state,
+      attempt: raw.attempt,
+      publishedAt: raw.publishedAt,
+      runAt: raw.runAt,
+      history: Array.isArray(raw.history)
+        ? raw.history.map((e) => {
+            const event: JobEvent = { at: e.at, event: e.event };
+            if (e.detail !== undefined) event.detail = e.detail;
+            return event;
+          })
+        : [],
+    };
+    if (raw.appData !== undefined) info.appData = raw.appData;
+    if (raw.finishedAt !== undefined) info.finishedAt = raw.finishedAt;
+    if (raw.error !== undefined) {
+      try {
+        info.error = JSON.parse(raw.error) as JobError;
+      } catch {
+        info.error = { name: "Error", message: raw.error, reason: "malformed" };
+      }
+    }
+    return info;
+  }
+}
+
+function parseReserve(reply: Array<string | number | null>): ReserveResult {
+  const jobs: ReservedJob[] = [];
+  for (let i = 2; i + RESERVE_FIELDS <= reply.length; i += RESERVE_FIELDS) {
+    const id = decodeId(String(reply[i]));
+    const app = String(reply[i + 3] ?? "");
+    const malformed = String(reply[i + 10] ?? "");
+    const job: ReservedJob = {
+      id,
+      task: String(reply[i + 1] ?? ""),
+      payload: String(reply[i + 2] ?? ""),
+      priority: Number(reply[i + 4]),
+      attempt: Number(reply[i + 5]),
+      publishedAt: Number(reply[i + 6]),
+      readyAt: Number(reply[i + 7]),
+      lock: { jobId: id, token: String(reply[i + 8]), expiresAt: Number(reply[i + 9]) },
+    };
+    if (app !== "") job.appData = app.slice(1);
+    if (malformed !== "") job.malformed = malformed;
+    jobs.push(job);
+  }
+  return { jobs, ready: Number(reply[0]) };
+}
+
+function statuses(reply: unknown): LockStatus[] {
+  return (reply as number[]).map((code) => LOCK_STATUS[code] ?? "lost");
+}
+
+function errorOf(error: JobError): JobError {
+  const out: JobError = { name: error.name, message: error.message, reason: error.reason };
+  if (error.stack !== undefined) out.stack = error.stack;
+  return out;
+}
+
+/** "sAge,sCount,fAge,fCount,cAge,cCount", -1 for "no limit of that kind". */
+function retentionSpec(policy: RetentionPolicy | undefined): string {
+  const parts: number[] = [];
+  for (const state of ["succeeded", "failed", "canceled"] as const) {
+    const p = policy?.[state];
+    parts.push(p?.maxAgeMs ?? -1, p?.maxCount ?? -1);
+  }
+  return parts.join(",");
+}

@@ -1,0 +1,176 @@
+/**
+ * Test support: real redis-server processes on free ports of 127.0.0.1, each with its own
+ * temp dir, stopped after the tests (or the server at REDIS_URL, never stopped).
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+
+const run = promisify(execFile);
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
+export const REDIS_CLI = process.env.REDIS_CLI_BIN ?? "/usr/bin/redis-cli";
+
+export interface RedisServer {
+  host: string;
+  port: number;
+  url: string;
+  dir: string;
+  /** Kill the process (SIGKILL: no shutdown save) and wait for it to exit. */
+  kill(): Promise<void>;
+  /** Start it again on the same port and dir (after kill). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function ping(port: number): Promise<boolean> {
+  const client = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Start a redis-server of our own (extra args are redis-server options, e.g. "--appendonly", "yes"). */
+export async function startRedis(extra: string[] = []): Promise<RedisServer> {
+  const external = process.env.REDIS_URL;
+  if (external && extra.length === 0) {
+    const u = new URL(external);
+    const port = Number(u.port || 6379);
+    return {
+      host: u.hostname,
+      port,
+      url: external,
+      dir: "",
+      kill: async () => {
+        throw new Error("cannot kill the server at REDIS_URL");
+      },
+      restart: async () => {},
+      stop: async () => {},
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "tasklane-redis-"));
+  const port = await freePort();
+  let proc: ChildProcess | undefined;
+  const start = async () => {
+    proc = spawn(
+      REDIS_SERVER,
+      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...extra],
+      { stdio: "ignore" },
+    );
+    await waitFor(() => ping(port), `redis-server on port ${port}`);
+  };
+  const kill = async () => {
+    const p = proc;
+    if (!p || p.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      p.once("exit", () => resolve());
+      p.kill("SIGKILL");
+    });
+  };
+  await start();
+  return {
+    host: "127.0.0.1",
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    kill,
+    restart: start,
+    async stop() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisClusterNodes {
+  ports: number[];
+  stop(): Promise<void>;
+}
+
+/** Three cluster-enabled masters joined with redis-cli --cluster create. */
+export async function startCluster(): Promise<RedisClusterNodes> {
+  const nodes: RedisServer[] = [];
+  for (let i = 0; i < 3; i++) {
+    const dir = mkdtempSync(join(tmpdir(), "tasklane-cluster-"));
+    nodes.push(
+      await startRedis([
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        join(dir, "nodes.conf"),
+        "--cluster-node-timeout",
+        "5000",
+      ]),
+    );
+  }
+  const ports = nodes.map((n) => n.port);
+  await run(REDIS_CLI, [
+    "--cluster",
+    "create",
+    ...ports.map((p) => `127.0.0.1:${p}`),
+    "--cluster-replicas",
+    "0",
+    "--cluster-yes",
+  ]);
+  await waitFor(async () => {
+    const c = new Redis({ port: ports[0], host: "127.0.0.1" });
+    try {
+      const info = await c.cluster("INFO");
+      return String(info).includes("cluster_state:ok");
+    } finally {
+      c.disconnect();
+    }
+  }, "cluster_state:ok");
+  return {
+    ports,
+    async stop() {
+      await Promise.all(nodes.map((n) => n.stop()));
+    },
+  };
+}
+
+export function uniquePrefix(): string {
+  return `t${randomUUID().slice(0, 8)}`;
+}
