@@ -37,6 +37,7 @@ export interface StrideOptions {
 }
 
 const NONE: ReadonlySet<Lane> = new Set();
+const REBASE_AT = 2 ** 40;
 
 export function createStrideSelector(options: StrideOptions): Selector {
   const passes = new Map<string, number>();
@@ -71,6 +72,12 @@ export function createStrideSelector(options: StrideOptions): Selector {
     const pass = passOf(lane);
     globalPass = Math.max(globalPass, pass);
     passes.set(lane.name, pass + strideOf(lane));
+    if (globalPass > REBASE_AT) {
+      // Keep passes small so float steps stay exact over months of uptime; only
+      // differences between passes matter.
+      for (const [name, p] of passes) passes.set(name, p - globalPass);
+      globalPass = 0;
+    }
     if (now !== undefined) lastTurnAt.set(lane.name, now);
     return lane;
   };
