@@ -14,10 +14,11 @@ export interface HintedStrideOptions {
   /**
    * Starvation guard, ms; default off. When set, a lane not known to be empty that has
    * had no turn for `agingMs × (highest priority / its priority)` takes the next turn
-   * (earliest deadline first when several are overdue). With Kale's lanes (100/40/5) and `agingMs: 200`, the low
-   * lane gets a turn at least every 4 s and the default lane every 500 ms. It bounds the
-   * gaps between turns, which helps a low lane most when the fleet is saturated, and
-   * there the time comes out of the higher lanes: see bench/src/simulate/README.md.
+   * (earliest deadline first when several are overdue). With Kale's lanes (100/40/5) and
+   * `agingMs: 200`, the low lane gets a turn about every 4 s at worst and the default lane
+   * every 500 ms. It bounds the gaps between turns, which helps a low lane most when the
+   * fleet is saturated, and there the time comes out of the higher lanes: see
+   * bench/src/simulate/README.md for the trade-off in numbers.
    */
   agingMs?: number;
   /** Time source for `agingMs`. Default the system clock. */
@@ -26,10 +27,10 @@ export interface HintedStrideOptions {
 
 /**
  * Stride scheduling that never probes. Busy lanes take evenly spaced turns in proportion
- * to their priority (no lottery tail, so a low lane under a saturated high lane waits
- * about half as long at worst as with ReducedLottery), a lane known empty is skipped for
- * free and banks no credit, and when every lane is known empty the lane to long-poll is
- * drawn by tickets, exactly as ReducedLottery does.
+ * to their priority (no lottery tail: in the simulator, a low lane under a saturated
+ * high lane waits less than half as long at worst as with ReducedLottery), a lane known
+ * empty is skipped for free and banks no credit, and when every lane is known empty the
+ * lane to long-poll is drawn by tickets, exactly as ReducedLottery does.
  *
  * A lane the worker knows nothing about is chosen as if it had jobs: the worker's reserve
  * on it costs the one request a probe would, and takes jobs when there are some, so the
