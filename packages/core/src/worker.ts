@@ -16,6 +16,9 @@
  * Heartbeats: one timer per worker. Each tick extends, per lane, every lease of a running
  * job in one batched `extend`, well before expiry (every leaseMs / 3).
  *
+ * A stay on a lane ends early when a batch comes back empty or short (the lane is then
+ * known empty): staying would only cost another, empty, reserve.
+ *
  * Idle: when every lane is known empty, the worker long-polls the selected lane for its
  * longPollMs, never spinning. A publish from this process ends that wait at once.
  */
@@ -679,7 +682,9 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         return;
       }
       for (const job of result.jobs) dispatch(ls, job);
-      if (got === 0) return;
+      // Leave the lane when it is known empty: an empty batch, or a short one (the
+      // backend had no more). Staying would cost one more, empty, reserve per visit.
+      if (got === 0 || ls.hint === 0) return;
     }
   };
 
