@@ -282,7 +282,7 @@ export async function simulate(
       // The variant worker loop: a short batch (or ready 0) already says the lane is
       // drained, so end the stay without the empty receive that would confirm it.
       const drained = options.backend === "exact" ? readyAfter === 0 : got < limit;
-      if (options.leaveOnShortBatch === true && drained) w.iteration = l.spec.numIterations;
+      if (options.leaveOnShortBatch !== false && drained) w.iteration = l.spec.numIterations;
       serve(w);
     });
   };

@@ -29,7 +29,8 @@ const usage = `Usage: npm run simulate -- [options]
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)
   --hint-ttl-ms MS   how long the worker trusts a ready count (default 1000, as the worker)
-  --leave-on-short   model a worker that ends a stay on a short batch (saves the empty receive)
+  --stay-on-short    model the older worker loop that stays on a lane after a short batch
+                     (default: leave on a short batch, as tasklane's worker does)
   --out DIR          where selectors.json and selectors.svg go (default bench/results)
   --help`;
 
@@ -68,7 +69,7 @@ const options: SimulationOptions = {
   backend,
   requestMs: number("request-ms", values["request-ms"], 10),
   hintTtlMs: number("hint-ttl-ms", values["hint-ttl-ms"], 1_000),
-  ...(values["leave-on-short"] === true ? { leaveOnShortBatch: true } : {}),
+  ...(values["stay-on-short"] === true ? { leaveOnShortBatch: false } : {}),
 };
 if (options.durationMs <= 0) fail("--duration must be more than 0");
 const seeds = number("seeds", values.seeds, 1, true);
@@ -162,7 +163,7 @@ function parseFlags() {
         "request-ms": { type: "string" },
         "hint-ttl-ms": { type: "string" },
         out: { type: "string" },
-        "leave-on-short": { type: "boolean" },
+        "stay-on-short": { type: "boolean" },
         help: { type: "boolean" },
       },
       strict: true,

@@ -65,9 +65,9 @@ export interface SimulationOptions {
   /** How long a ready count learned from a reserve or probe is trusted, ms (worker default). */
   hintTtlMs: number;
   /**
-   * Worker-loop variant: end a stay as soon as a reserve comes back short (or, with an
-   * exact backend, says nothing is left), instead of reserving once more and leaving on
-   * the empty batch as tasklane's worker does today. Default false.
+   * End a stay as soon as a reserve comes back short (or, with an exact backend, says
+   * nothing is left), as tasklane's worker does. `false` models the older loop that
+   * reserved once more and left on the empty batch. Default true.
    */
   leaveOnShortBatch?: boolean;
   /** Sample queue depths and busy slots this often into `RunResult.timeline`. Default: no timeline. */

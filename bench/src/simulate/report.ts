@@ -70,7 +70,7 @@ export function formatTable(
     `${workload.name}: ${workload.description}\n` +
     `  ${workload.workers} workers × ${workload.concurrency} slots, ${formatMs(options.durationMs)} simulated, ` +
     `backend ${options.backend}, ${options.requestMs} ms per request, hint TTL ${options.hintTtlMs} ms, ` +
-    (options.leaveOnShortBatch === true ? "worker leaves on a short batch, " : "") +
+    (options.leaveOnShortBatch === false ? "worker stays after a short batch, " : "") +
     (seeds === 1
       ? `seed ${options.seed}`
       : `mean of seeds ${options.seed}..${options.seed + seeds - 1}`);
