@@ -367,11 +367,14 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       subscriber?.disconnect();
       subscriber = undefined;
       if (owned) {
-        try {
-          await client.quit();
-        } catch {
-          client.disconnect();
+        if (client.status === "ready") {
+          // QUIT waits for replies in flight; bounded so a dying server cannot hang close.
+          const quit = client.quit().catch(() => {});
+          const timer = setTimeout(() => client.disconnect(), 1_000);
+          await quit;
+          clearTimeout(timer);
         }
+        client.disconnect();
       }
     },
   };

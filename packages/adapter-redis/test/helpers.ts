@@ -103,7 +103,7 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   };
   const kill = async () => {
     const p = proc;
-    if (!p || p.exitCode !== null) return;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       p.once("exit", () => resolve());
       p.kill("SIGKILL");

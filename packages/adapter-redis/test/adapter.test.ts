@@ -1,0 +1,440 @@
+import { randomUUID } from "node:crypto";
+import { type AdapterEvent, ConfigError, type NewJob, QueueClosedError } from "@tasklane/core";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createRedisAdapter,
+  decodeId,
+  encodeId,
+  queueKeys,
+  type RedisAdapter,
+  RedisOutOfMemoryError,
+  RedisUnavailableError,
+  SCRIPTS,
+  VERSION,
+} from "../src/index.ts";
+import { type RedisServer, startRedis, uniquePrefix, waitFor } from "./helpers.ts";
+
+let server: RedisServer;
+let raw: Redis;
+let adapter: RedisAdapter;
+let prefix: string;
+
+beforeAll(async () => {
+  server = await startRedis();
+  raw = new Redis(server.port, server.host);
+  prefix = uniquePrefix();
+  adapter = createRedisAdapter({ connection: server.url, prefix });
+});
+
+afterAll(async () => {
+  await adapter?.close();
+  raw?.disconnect();
+  await server?.stop();
+});
+
+const opts = { maxStalls: 1, historyLimit: 10 };
+const fresh = (extra: Partial<typeof opts & { maxConcurrency: number }> = {}) =>
+  adapter.queue(`q-${randomUUID().slice(0, 8)}`, { ...opts, ...extra });
+const job = (over: Partial<NewJob> = {}): NewJob => ({
+  id: randomUUID(),
+  task: "t",
+  payload: '{"n":1}',
+  priority: 0,
+  publishedAt: Date.now(),
+  ...over,
+});
+
+describe("id codec", () => {
+  it("round-trips UUIDs compactly and every other id unchanged", () => {
+    const uuid = randomUUID();
+    expect(encodeId(uuid)).toHaveLength(23);
+    for (const id of [uuid, "plain", "~tilde", "~~two", "", "ü€😀", uuid.toUpperCase(), "~"]) {
+      expect(decodeId(encodeId(id))).toBe(id);
+    }
+  });
+});
+
+describe("scripts", () => {
+  it("carry the package version in their name and source", () => {
+    expect(SCRIPTS.reserve.name).toBe(`tasklane@${VERSION}:reserve`);
+    expect(SCRIPTS.reserve.source.startsWith(`-- tasklane@${VERSION}:reserve`)).toBe(true);
+  });
+
+  it("keep working after SCRIPT FLUSH (NOSCRIPT recovery)", async () => {
+    const q = await fresh();
+    await q.put([job()]);
+    await raw.script("FLUSH");
+    const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
+    expect(r.jobs).toHaveLength(1);
+    await raw.script("FLUSH");
+    expect(await q.ack([r.jobs[0]!.lock])).toEqual(["ok"]);
+  });
+
+  it("keep every key of a queue in one hash slot, under the prefix", () => {
+    const keys = queueKeys("pre", "emails");
+    for (const key of keys.all) {
+      expect(key.startsWith("pre:{pre:emails}:")).toBe(true);
+    }
+  });
+
+  it("refuses queue names that would break the hash tag", async () => {
+    await expect(adapter.queue("a{b}", opts)).rejects.toBeInstanceOf(ConfigError);
+  });
+});
+
+describe("ordering", () => {
+  it("puts a delayed job that fell due before later puts of the same priority", async () => {
+    const q = await fresh();
+    const early = job({ runAt: Date.now() + 150 });
+    await q.put([early]);
+    await waitFor(async () => Date.now() > (early.runAt as number) + 20, "the due time");
+    const later = job();
+    await q.put([later]);
+    const got = await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => j.id)).toEqual([early.id, later.id]);
+  });
+
+  it("serves priorities above 0, then 0, then below 0, FIFO inside each", async () => {
+    const q = await fresh();
+    const jobs = [
+      job({ priority: -5 }),
+      job({ priority: 0 }),
+      job({ priority: 1000 }),
+      job({ priority: 3 }),
+      job({ priority: 0 }),
+      job({ priority: 3 }),
+      job({ priority: -1000 }),
+    ];
+    await q.put(jobs);
+    const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    const order = [2, 3, 5, 1, 4, 0, 6].map((i) => jobs[i]!.id);
+    expect(got.jobs.map((j) => j.id)).toEqual(order);
+    expect(got.ready).toBe(0);
+  });
+});
+
+describe("long polls", () => {
+  it("a job put into an empty queue reaches an idle worker within milliseconds", async () => {
+    const q = await fresh();
+    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 100)); // let the worker block
+    const started = performance.now();
+    const put = job();
+    await q.put([put]);
+    const r = await poll;
+    expect(r.jobs[0]?.id).toBe(put.id);
+    // Generous bound for a loaded CI machine; typically well under 5 ms.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a delayed job falling due ends the block", async () => {
+    const q = await fresh();
+    const put = job({ runAt: Date.now() + 300 });
+    await q.put([put]);
+    const started = performance.now();
+    const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+    expect(r.jobs[0]?.id).toBe(put.id);
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it("an earlier delayed job put by another process shortens a long block", async () => {
+    const q = await fresh();
+    await q.put([job({ runAt: Date.now() + 60_000 })]);
+    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const soon = job({ runAt: Date.now() + 200 });
+    const other = createRedisAdapter({ connection: server.url, prefix });
+    try {
+      await (await other.queue(q.name, opts)).put([soon]);
+    } finally {
+      await other.close();
+    }
+    const started = performance.now();
+    const r = await poll;
+    expect(r.jobs[0]?.id).toBe(soon.id);
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it("abort ends the poll at once and the connection serves the next poll", async () => {
+    const q = await fresh();
+    for (let i = 0; i < 3; i++) {
+      const controller = new AbortController();
+      const poll = q.reserve({
+        limit: 1,
+        leaseMs: 1_000,
+        waitMs: 20_000,
+        signal: controller.signal,
+      });
+      setTimeout(() => controller.abort(), 30);
+      const started = performance.now();
+      expect((await poll).jobs).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(1_000);
+    }
+    const put = job();
+    const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    await q.put([put]);
+    expect((await poll).jobs[0]?.id).toBe(put.id);
+  });
+
+  it("a paused queue hands out nothing; resume wakes the waiting poll", async () => {
+    const q = await fresh();
+    await q.pause();
+    expect(await q.isPaused()).toBe(true);
+    const put = job();
+    await q.put([put]);
+    expect(await q.probe()).toBe(0);
+    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = performance.now();
+    await q.resume();
+    expect((await poll).jobs[0]?.id).toBe(put.id);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(await q.isPaused()).toBe(false);
+  });
+
+  it("close ends pending polls with no jobs", async () => {
+    const own = createRedisAdapter({ connection: server.url, prefix });
+    const q = await own.queue(`q-${randomUUID().slice(0, 8)}`, opts);
+    const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    await own.close();
+    expect((await poll).jobs).toEqual([]);
+    await expect(q.ack([])).rejects.toBeInstanceOf(QueueClosedError);
+  });
+});
+
+describe("across processes", () => {
+  it("enforces maxConcurrency across adapters, and an ack frees a slot for a waiter", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const other = createRedisAdapter({ connection: server.url, prefix });
+    try {
+      const a = await adapter.queue(name, { ...opts, maxConcurrency: 2 });
+      const b = await other.queue(name, { ...opts, maxConcurrency: 2 });
+      await a.put([job(), job(), job(), job()]);
+      const first = await a.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+      expect(first.jobs).toHaveLength(2);
+      expect(first.ready).toBe(0);
+      expect((await b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 })).jobs).toEqual([]);
+      const poll = b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 100));
+      await a.ack([first.jobs[0]!.lock]);
+      expect((await poll).jobs).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("cancel from another process reaches the holder as an event and a status", async () => {
+    const holder = createRedisAdapter({ connection: server.url, prefix });
+    const events: AdapterEvent[] = [];
+    try {
+      const unsubscribe = await holder.subscribe((e) => events.push(e));
+      const name = `q-${randomUUID().slice(0, 8)}`;
+      const hq = await holder.queue(name, opts);
+      const put = job();
+      await hq.put([put]);
+      const [held] = (await hq.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(await (await adapter.queue(name, opts)).cancel([put.id])).toEqual(["canceled"]);
+      await waitFor(() => events.some((e) => e.type === "canceled" && e.jobId === put.id), "event");
+      expect(events).toContainEqual({ type: "canceled", queue: name, jobId: put.id });
+      expect(await hq.ack([held!.lock])).toEqual(["canceled"]);
+      await unsubscribe();
+    } finally {
+      await holder.close();
+    }
+  });
+
+  it("publishes put events when asked to", async () => {
+    const own = createRedisAdapter({ connection: server.url, prefix, putEvents: true });
+    const events: AdapterEvent[] = [];
+    try {
+      await own.subscribe((e) => events.push(e));
+      const q = await own.queue(`q-${randomUUID().slice(0, 8)}`, opts);
+      const put = job({ id: "custom-id" });
+      await q.put([put]);
+      await waitFor(() => events.length > 0, "the put event");
+      expect(events).toEqual([{ type: "put", queue: q.name, jobId: "custom-id" }]);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("management", () => {
+  it("keeps history, stats, and lists every state through cursors", async () => {
+    const q = await fresh();
+    const jobs = Array.from({ length: 12 }, (_, i) => job({ priority: i % 3 === 0 ? 2 : 0 }));
+    await q.put(jobs);
+    const listed: string[] = [];
+    for await (const info of q.list({ state: "waiting", pageSize: 5 })) listed.push(info.id);
+    expect(listed.sort()).toEqual(jobs.map((j) => j.id).sort());
+
+    const taken = (await q.reserve({ limit: 12, leaseMs: 10_000, waitMs: 0 })).jobs;
+    await q.ack(taken.slice(0, 6).map((j) => j.lock));
+    const error = { name: "Error", message: "boom", reason: "error" as const };
+    await q.nack(taken.slice(6, 9).map((j) => ({ lock: j.lock, dead: true as const, error })));
+    await q.nack(taken.slice(9).map((j) => ({ lock: j.lock, runAt: Date.now() + 60_000, error })));
+    expect(await q.counts()).toEqual({
+      waiting: 0,
+      delayed: 3,
+      active: 0,
+      succeeded: 6,
+      failed: 3,
+      canceled: 0,
+    });
+    const count = async (state: "succeeded" | "failed" | "delayed") => {
+      let n = 0;
+      for await (const _ of q.list({ state, pageSize: 2 })) n++;
+      return n;
+    };
+    expect([await count("succeeded"), await count("failed"), await count("delayed")]).toEqual([
+      6, 3, 3,
+    ]);
+
+    const info = await q.get(taken[0]!.id);
+    expect(info?.state).toBe("succeeded");
+    expect(info?.history.map((e) => e.event)).toEqual(["published", "reserved", "succeeded"]);
+    const dead = await q.get(taken[6]!.id);
+    expect(dead?.error).toEqual(error);
+    expect(dead?.history.at(-1)).toMatchObject({ event: "failed", detail: "error" });
+
+    const day = new Date().toISOString().slice(0, 10);
+    const stats = await q.stats(day);
+    expect(stats?.wait.count).toBe(12);
+    expect(stats?.run.count).toBe(12);
+    expect(stats?.failures).toBe(3);
+    expect(stats?.retries).toBe(3);
+    expect(await q.stats("1999-01-01")).toBeUndefined();
+
+    expect(await q.retryFailed()).toBe(3);
+    expect((await q.counts()).waiting).toBe(3);
+    expect(await q.delete([taken[0]!.id, taken[9]!.id, taken[6]!.id, "nope"])).toBe(3);
+    expect(await q.get(taken[0]!.id)).toBeUndefined();
+    expect(await q.counts()).toMatchObject({ waiting: 2, delayed: 2, succeeded: 5 });
+    // A deleted id may be used again.
+    expect(await q.put([{ ...jobs[0]!, id: taken[0]!.id }])).toEqual([
+      { id: taken[0]!.id, status: "created" },
+    ]);
+  });
+
+  it("applies retention by count with bounded work", async () => {
+    const q = await fresh();
+    const name = q.name;
+    const limited = await adapter.queue(name, {
+      ...opts,
+      retention: { succeeded: { maxCount: 3 } },
+    });
+    await limited.put(Array.from({ length: 8 }, () => job()));
+    const taken = (await limited.reserve({ limit: 8, leaseMs: 10_000, waitMs: 0 })).jobs;
+    await limited.ack(taken.map((j) => j.lock));
+    expect((await limited.counts()).succeeded).toBe(3);
+    expect(await raw.hlen(queueKeys(prefix, name).all[1]!)).toBe(3);
+  });
+
+  it("skips canceled and deleted waiting jobs left in the list", async () => {
+    const q = await fresh();
+    const jobs = Array.from({ length: 6 }, () => job());
+    await q.put(jobs);
+    expect(await q.cancel([jobs[0]!.id, jobs[2]!.id])).toEqual(["canceled", "canceled"]);
+    expect(await q.delete([jobs[3]!.id])).toBe(1);
+    expect(await q.probe()).toBe(3);
+    const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => j.id)).toEqual([jobs[1]!.id, jobs[4]!.id, jobs[5]!.id]);
+  });
+});
+
+describe("bad input and failures", () => {
+  it("hands out a job record corrupted by a foreign writer as malformed, then keeps going", async () => {
+    const q = await fresh();
+    const [a, b, c] = [job(), job(), job()];
+    await q.put([a, b, c]);
+    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    await raw.hset(jobsKey, encodeId(a.id), "not a record {");
+    await raw.hset(jobsKey, encodeId(b.id), Buffer.from([0xc1, 0xff, 0x00]));
+    const got = (await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(got.map((j) => j.id)).toEqual([a.id, b.id, c.id]);
+    expect(got[0]?.malformed).toMatch(/undecodable/);
+    expect(got[0]?.payload).toBe("not a record {");
+    expect(got[1]?.malformed).toMatch(/undecodable/);
+    expect(got[2]?.malformed).toBeUndefined();
+    // Core dead-letters it: the nack works on the rewritten record.
+    const error = { name: "MalformedJobError", message: "bad", reason: "malformed" as const };
+    expect(await q.nack([{ lock: got[0]!.lock, dead: true, error }])).toEqual(["ok"]);
+    expect((await q.get(a.id))?.error?.reason).toBe("malformed");
+    expect(await q.ack([got[2]!.lock])).toEqual(["ok"]);
+  });
+
+  it("refuses a server whose maxmemory-policy may evict jobs, unless allowed", async () => {
+    const lossy = await startRedis(["--maxmemory-policy", "allkeys-lru"]);
+    try {
+      const strict = createRedisAdapter({ connection: lossy.url });
+      await expect(strict.queue("q", opts)).rejects.toMatchObject({
+        code: "CONFIG",
+        field: "maxmemory-policy",
+      });
+      await strict.close();
+      const relaxed = createRedisAdapter({ connection: lossy.url, allowEviction: true });
+      await expect(relaxed.queue("q", opts)).resolves.toBeDefined();
+      await relaxed.close();
+    } finally {
+      await lossy.stop();
+    }
+  });
+
+  it("surfaces OOM on publish as a typed error while workers keep draining", async () => {
+    const small = await startRedis(["--maxmemory", "2mb"]);
+    const own = createRedisAdapter({ connection: small.url });
+    try {
+      const q = await own.queue("oom", { ...opts, retention: { succeeded: { maxCount: 0 } } });
+      const big = "x".repeat(20_000);
+      let refused: unknown;
+      for (let i = 0; i < 500 && refused === undefined; i++) {
+        await q.put([job({ payload: JSON.stringify(big) })]).catch((e: unknown) => {
+          refused = e;
+        });
+      }
+      expect(refused).toBeInstanceOf(RedisOutOfMemoryError);
+      expect((refused as RedisOutOfMemoryError).code).toBe("ADAPTER");
+      const r = await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 });
+      expect(r.jobs.length).toBe(5);
+      expect(await q.ack(r.jobs.map((j) => j.lock))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    } finally {
+      await own.close();
+      await small.stop();
+    }
+  });
+
+  it("fails fast with a typed error while Redis is down", async () => {
+    const doomed = await startRedis();
+    const own = createRedisAdapter({ connection: doomed.url });
+    try {
+      const q = await own.queue("outage", opts);
+      await doomed.kill();
+      await waitFor(async () => {
+        try {
+          await q.put([job()]);
+          return false;
+        } catch (error) {
+          return error instanceof RedisUnavailableError;
+        }
+      }, "a typed failure");
+      const started = performance.now();
+      await expect(q.put([job()])).rejects.toBeInstanceOf(RedisUnavailableError);
+      expect(performance.now() - started).toBeLessThan(100);
+    } finally {
+      await own.close();
+      await doomed.stop();
+    }
+  });
+
+  it("never closes an injected client", async () => {
+    const client = new Redis(server.port, server.host);
+    const own = createRedisAdapter({ client, prefix });
+    await (await own.queue("injected", opts)).put([job()]);
+    await own.close();
+    expect(await client.ping()).toBe("PONG");
+    client.disconnect();
+  });
+});
