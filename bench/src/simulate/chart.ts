@@ -43,9 +43,12 @@ export async function renderWaitChart(
         y: {
           field: "p99WaitMs",
           type: "quantitative",
-          scale: { type: "log" },
+          // A log scale has no zero: without an explicit base (domainMin + y2) vega
+          // draws the axis but no bars at all.
+          scale: { type: "log", domainMin: 1 },
           title: "p99 wait (ms)",
         },
+        y2: { datum: 1 },
         color: {
           field: "selector",
           type: "nominal",
