@@ -95,6 +95,49 @@ describe("through a proxy that throttles and fails requests", () => {
   }, 30_000);
 });
 
+describe("per-entry failures inside a batch response", () => {
+  it("retries entries that failed on SQS's side, and reports the sender's faults per job", async () => {
+    let mode: "entry-failed" | "entry-rejected" = "entry-failed";
+    // The first SendMessageBatch and DeleteMessageBatch of each mode lose their last entry.
+    const proxy = await startFaultProxy(server.endpoint, (action, n) =>
+      (action === "SendMessageBatch" || action === "DeleteMessageBatch") && n % 2 === 1
+        ? mode
+        : undefined,
+    );
+    const client = sqsClient(proxy.endpoint, 3);
+    const errors: Error[] = [];
+    const adapter = createSqsAdapter({ client, onError: (e) => errors.push(e) });
+    const queue = await adapter.queue(uniqueName("entries"), queueOptions);
+    const ids = Array.from({ length: 10 }, (_, i) => `e${i}`);
+    await queue.put(ids.map((id) => job(id)));
+    expect(proxy.injected.SendMessageBatch).toBe(1);
+    const got = new Set<string>();
+    await waitFor(async () => {
+      const { jobs } = await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 200 });
+      const statuses = await queue.ack(jobs.map((j) => j.lock));
+      expect(statuses).toEqual(jobs.map(() => "ok"));
+      for (const j of jobs) got.add(j.id);
+      return got.size === 10;
+    });
+    expect(proxy.injected.DeleteMessageBatch).toBeGreaterThanOrEqual(1);
+    // Not retryable: the put says which job was not written (the others were).
+    mode = "entry-rejected";
+    const failing = queue.put([job("r1"), job("r2"), job("r3")]);
+    await expect(failing).rejects.toMatchObject({
+      code: "ADAPTER",
+      failures: [expect.stringMatching(/^r3: InvalidParameterValue/)],
+    });
+    const left = await waitFor(
+      async () => (await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 200 })).jobs,
+    );
+    expect(left.map((j) => j.id).sort()).toEqual(["r1", "r2"]);
+    expect(errors).toEqual([]);
+    await adapter.close();
+    client.destroy();
+    await proxy.close();
+  });
+});
+
 describe("a worker killed mid-job", () => {
   it("the message reappears after its visibility timeout and completes elsewhere", async () => {
     const clientA = sqsClient(server.endpoint);

@@ -91,7 +91,9 @@ export async function waitFor<T>(
 export type Fault =
   | "throttle" // 400 ThrottlingException, not forwarded
   | "unavailable" // 503, not forwarded
-  | "lost-response"; // forwarded (SQS acts on it), then answered 500
+  | "lost-response" // forwarded (SQS acts on it), then answered 500
+  | "entry-failed" // batch actions: the last entry is not forwarded and reported failed, SQS's fault
+  | "entry-rejected"; // batch actions: the same, reported as the sender's fault (not retryable)
 
 export interface FaultProxy {
   endpoint: string;
@@ -144,18 +146,58 @@ export async function startFaultProxy(
         answer(res, fault);
         return;
       }
+      let body = Buffer.concat(chunks);
+      let failedEntry:
+        | { Id: string; SenderFault: boolean; Code: string; Message: string }
+        | undefined;
+      if (fault === "entry-failed" || fault === "entry-rejected") {
+        const parsed = JSON.parse(body.toString("utf8")) as { Entries?: Array<{ Id: string }> };
+        const dropped = parsed.Entries?.pop();
+        if (dropped) {
+          failedEntry = {
+            Id: dropped.Id,
+            SenderFault: fault === "entry-rejected",
+            Code: fault === "entry-rejected" ? "InvalidParameterValue" : "InternalError",
+            Message: "injected entry failure",
+          };
+        }
+        if (failedEntry && parsed.Entries?.length === 0) {
+          res.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
+          res.end(JSON.stringify({ Successful: [], Failed: [failedEntry] }));
+          return;
+        }
+        body = Buffer.from(JSON.stringify(parsed));
+      }
+      const headers = { ...req.headers, "content-length": String(body.length) };
       const upstream = request(
         {
           hostname: url.hostname,
           port: url.port,
           path: req.url,
           method: req.method,
-          headers: req.headers,
+          headers,
         },
         (up) => {
           if (fault === "lost-response") {
             up.resume();
             up.on("end", () => answer(res, fault));
+            return;
+          }
+          if (failedEntry) {
+            const parts: Buffer[] = [];
+            up.on("data", (c: Buffer) => parts.push(c));
+            up.on("end", () => {
+              const out = JSON.parse(Buffer.concat(parts).toString("utf8")) as {
+                Failed?: unknown[];
+              };
+              out.Failed = [...(out.Failed ?? []), failedEntry];
+              const text = JSON.stringify(out);
+              res.writeHead(up.statusCode ?? 200, {
+                "content-type": "application/x-amz-json-1.0",
+                "content-length": String(Buffer.byteLength(text)),
+              });
+              res.end(text);
+            });
             return;
           }
           res.writeHead(up.statusCode ?? 502, up.headers);
@@ -167,7 +209,7 @@ export async function startFaultProxy(
       });
       // A client that gives up (an aborted long poll) ends the upstream request too.
       res.on("close", () => upstream.destroy());
-      upstream.end(Buffer.concat(chunks));
+      upstream.end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
