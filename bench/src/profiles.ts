@@ -19,10 +19,10 @@ export const FULL: Profile = {
   publishInFlight: 100,
   bulkChunk: 1_000,
   latencyRatePerSec: 500,
-  latencySeconds: 5,
-  latencyWarmupSeconds: 1,
+  latencySeconds: 4,
+  latencyWarmupSeconds: 0.5,
   latencyConcurrency: 10,
-  idleSeconds: 3,
+  idleSeconds: 2,
   repeats: 3,
   caseTimeoutMs: 180_000,
 };

@@ -23,6 +23,14 @@ export const SYSTEMS: SystemEntry[] = [
     load: async () => (await import("./p-queue.ts")).system,
   },
   {
+    name: "tasklane-redis",
+    backend: "redis",
+    packageName: "@tasklane/adapter-redis",
+    priorities: true,
+    description: "tasklane with the Redis adapter",
+    load: async () => (await import("./tasklane-redis.ts")).system,
+  },
+  {
     name: "bullmq",
     backend: "redis",
     packageName: "bullmq",
