@@ -133,13 +133,12 @@ export interface RedisClusterNodes {
 export async function startCluster(): Promise<RedisClusterNodes> {
   const nodes: RedisServer[] = [];
   for (let i = 0; i < 3; i++) {
-    const dir = mkdtempSync(join(tmpdir(), "tasklane-cluster-"));
     nodes.push(
       await startRedis([
         "--cluster-enabled",
         "yes",
         "--cluster-config-file",
-        join(dir, "nodes.conf"),
+        "nodes.conf", // inside the node's own --dir
         "--cluster-node-timeout",
         "5000",
       ]),

@@ -1,0 +1,98 @@
+/**
+ * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Queues
+ * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
+ */
+import { randomUUID } from "node:crypto";
+import type { AdapterEvent, NewJob } from "@tasklane/core";
+import { Cluster } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRedisAdapter, queueKeys, type RedisAdapter } from "../src/index.ts";
+import { type RedisClusterNodes, startCluster, waitFor } from "./helpers.ts";
+
+let nodes: RedisClusterNodes;
+let adapter: RedisAdapter;
+let client: Cluster;
+
+beforeAll(async () => {
+  nodes = await startCluster();
+  const startup = nodes.ports.map((port) => ({ host: "127.0.0.1", port }));
+  client = new Cluster(startup);
+  adapter = createRedisAdapter({ cluster: { nodes: startup }, prefix: "cl" });
+}, 60_000);
+
+afterAll(async () => {
+  await adapter?.close();
+  client?.disconnect();
+  await nodes?.stop();
+});
+
+const opts = { maxStalls: 1, historyLimit: 10 };
+const job = (over: Partial<NewJob> = {}): NewJob => ({
+  id: randomUUID(),
+  task: "t",
+  payload: '{"n":1}',
+  priority: 0,
+  publishedAt: Date.now(),
+  ...over,
+});
+
+describe("redis cluster", () => {
+  it("runs publish, reserve, ack, retry and cancel on queues spread over the nodes", async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `queue-${i}`);
+    const slots = new Set<number>();
+    const owners = new Set<string>();
+    for (const name of names) {
+      const slot = Number(await client.cluster("KEYSLOT", queueKeys("cl", name).meta));
+      slots.add(slot);
+      const masters = (await client.cluster("SLOTS")) as Array<[number, number, [string, number]]>;
+      const owner = masters.find(([lo, hi]) => slot >= lo && slot <= hi);
+      owners.add(String(owner?.[2][1]));
+    }
+    expect(slots.size).toBe(names.length);
+    expect(owners.size).toBeGreaterThan(1);
+
+    const events: AdapterEvent[] = [];
+    const unsubscribe = await adapter.subscribe((e) => events.push(e));
+    for (const name of names) {
+      const q = await adapter.queue(name, opts);
+      const [a, b, c] = [job(), job({ priority: 5 }), job()];
+      expect((await q.put([a, b, c])).map((r) => r.status)).toEqual([
+        "created",
+        "created",
+        "created",
+      ]);
+      const got = (await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(got.map((j) => j.id)).toEqual([b.id, a.id, c.id]);
+      expect(await q.ack([got[0]!.lock])).toEqual(["ok"]);
+      const error = { name: "Error", message: "boom", reason: "error" as const };
+      expect(await q.nack([{ lock: got[1]!.lock, dead: true, error }])).toEqual(["ok"]);
+      expect(await q.retryFailed([a.id])).toBe(1);
+      const again = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 1_000 })).jobs;
+      expect(again[0]?.id).toBe(a.id);
+      expect(await q.cancel([c.id])).toEqual(["canceled"]);
+      expect(await q.ack([got[2]!.lock])).toEqual(["canceled"]);
+      expect(await q.counts()).toMatchObject({ active: 1, succeeded: 1, canceled: 1 });
+    }
+    await waitFor(() => events.length === names.length, "a canceled event per queue");
+    expect(new Set(events.map((e) => e.queue))).toEqual(new Set(names));
+    await unsubscribe();
+  });
+
+  it("wakes a blocked worker on its queue's node", async () => {
+    const q = await adapter.queue("wake-me", opts);
+    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const put = job();
+    await q.put([put]);
+    expect((await poll).jobs[0]?.id).toBe(put.id);
+    const controller = new AbortController();
+    const aborted = q.reserve({
+      limit: 1,
+      leaseMs: 1_000,
+      waitMs: 20_000,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 30);
+    expect((await aborted).jobs).toEqual([]);
+  });
+});
