@@ -44,7 +44,9 @@ describe("redis cluster", () => {
     for (const name of names) {
       const slot = Number(await client.cluster("KEYSLOT", queueKeys("cl", name).meta));
       slots.add(slot);
-      const masters = (await client.cluster("SLOTS")) as Array<[number, number, [string, number]]>;
+      const masters = (await client.cluster("SLOTS")) as unknown as Array<
+        [number, number, [string, number]]
+      >;
       const owner = masters.find(([lo, hi]) => slot >= lo && slot <= hi);
       owners.add(String(owner?.[2][1]));
     }

@@ -154,7 +154,7 @@ export async function startCluster(): Promise<RedisClusterNodes> {
     "--cluster-yes",
   ]);
   await waitFor(async () => {
-    const c = new Redis({ port: ports[0], host: "127.0.0.1" });
+    const c = new Redis({ port: ports[0] as number, host: "127.0.0.1" });
     try {
       const info = await c.cluster("INFO");
       return String(info).includes("cluster_state:ok");
