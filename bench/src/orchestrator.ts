@@ -159,9 +159,11 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
       if (system?.backend === "redis") await redis?.reset();
       const result = await runChild(spec, children, system?.backend ?? "memory");
       results.push(result);
+      // The 1-minute load average after the case: a busy machine explains an outlier.
+      const load1m = Math.round((loadavg()[0] ?? 0) * 100) / 100;
       appendFileSync(
         join(RESULTS_DIR, "results.jsonl"),
-        `${JSON.stringify({ type: "case", ...result })}\n`,
+        `${JSON.stringify({ type: "case", load1m, ...result })}\n`,
       );
       process.stdout.write(`[${index + 1}/${plan.length}] ${describe(result)}\n`);
     }

@@ -35,7 +35,7 @@ export const QUICK: Profile = {
   publishInFlight: 100,
   bulkChunk: 1_000,
   latencyRatePerSec: 500,
-  latencySeconds: 1.5,
+  latencySeconds: 1,
   latencyWarmupSeconds: 0.5,
   latencyConcurrency: 10,
   idleSeconds: 1,
