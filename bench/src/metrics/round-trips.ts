@@ -10,6 +10,8 @@ import { Socket } from "node:net";
 export interface RoundTripCounter {
   count(): number;
   exclude(socket: Socket): void;
+  /** Put net.Socket back as it was (tests). */
+  uninstall(): void;
 }
 
 export function installRoundTripCounter(port: number): RoundTripCounter {
@@ -32,5 +34,9 @@ export function installRoundTripCounter(port: number): RoundTripCounter {
   return {
     count: () => writes,
     exclude: (socket) => excluded.add(socket),
+    uninstall() {
+      proto.write = originalWrite;
+      proto.uncork = originalUncork;
+    },
   };
 }
