@@ -254,13 +254,26 @@ export class SqsQueue implements Queue {
     if (jobs.length === 0 && !signal?.aborted) {
       // Busy path: short receives, higher bands first, skipping bands known to be empty.
       const single = this.#bands.length === 1;
+      const skipped: BandState[] = [];
       for (const band of this.#bands) {
         if (jobs.length >= limit) break;
         if (waitMs > 0 && single) break; // one band and allowed to wait: long poll below
-        if (!single && this.#knownEmpty(band)) continue;
+        if (!single && this.#knownEmpty(band)) {
+          skipped.push(band);
+          continue;
+        }
+        const before = jobs.length;
         await this.#receive(band, limit - jobs.length, 0, seconds, undefined);
         jobs = jobs.concat(this.#take(limit - jobs.length));
         if (this.#closed) break;
+        // Serving a lower band while higher ones look empty: watch those with a long poll
+        // (one receive per 20 s each), so a new high job reaches the buffer at once instead
+        // of waiting out probeCacheMs behind this band's work.
+        if (jobs.length > before) {
+          for (const higher of skipped) {
+            if (!higher.poll) this.#startPoll(higher, 10, seconds, 20_000);
+          }
+        }
       }
       if (jobs.length === 0 && waitMs > 0 && !this.#closed) {
         jobs = await this.#longPoll(limit, seconds, waitMs, signal);

@@ -614,6 +614,30 @@ describe("priority lanes", () => {
     await adapter.close();
   });
 
+  it("a high job published while the default band is busy overtakes its backlog", async () => {
+    // probeCacheMs of a minute: without the watch on the empty high band, the new high
+    // job would wait a minute (or the whole backlog) behind default work.
+    const { adapter, queue, name } = await open({ priorityLanes: true, probeCacheMs: 60_000 });
+    // The producer is another process: this adapter learns nothing from its put.
+    const producer = createSqsAdapter({ client, priorityLanes: true });
+    const producerQueue = await producer.queue(name, queueOptions);
+    await queue.put(Array.from({ length: 10 }, (_, i) => job(`d${i}`)));
+    await queue.put(Array.from({ length: 10 }, (_, i) => job(`e${i}`)));
+    const first = await queue.reserve(now(2));
+    expect(first.jobs.map((j) => j.id)).toEqual(["d0", "d1"]);
+    await queue.reserve(now(2)); // high known empty: skipped, and now watched
+    await producerQueue.put([job("urgent", { priority: 5 })]);
+    const seen: string[] = [];
+    await waitFor(async () => {
+      const { jobs } = await queue.reserve(now(2));
+      seen.push(...jobs.map((j) => j.id));
+      return seen.includes("urgent");
+    });
+    expect(seen.length).toBeLessThanOrEqual(5);
+    await adapter.close();
+    await producer.close();
+  });
+
   it("idle with bands: one receive per band per long-poll period", async () => {
     const counter = countSqsRequests(client);
     try {
