@@ -48,8 +48,14 @@ export async function runCase(spec: CaseSpec): Promise<CaseResult> {
     const system = await entry.load();
     sut = await system.setup(env);
     const { metrics, requests } = await runScenario(spec, entry.backend, sut, probe);
-    await sut.teardown();
+    // The measurement is done: a teardown that hangs must not lose it (the process exits
+    // after reporting anyway).
+    const tornDown = await Promise.race([
+      sut.teardown().then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref()),
+    ]);
     sut = undefined;
+    if (!tornDown) metrics.teardownTimedOut = 1;
     return { ...base, ok: true, metrics, requests, wallMs: performance.now() - startedAt };
   } catch (error) {
     await sut?.teardown().catch(() => {});

@@ -176,7 +176,10 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
         .join(""),
     );
     const filtered =
-      options.only.length > 0 || options.repeats !== undefined || options.jobs !== undefined;
+      options.only.length > 0 ||
+      options.repeats !== undefined ||
+      options.jobs !== undefined ||
+      options.sqsJobs !== undefined;
     const context = {
       runId,
       date: new Date(startedAt).toISOString().replace("T", " ").replace(/\..*/, " UTC"),
