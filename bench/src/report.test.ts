@@ -49,6 +49,18 @@ describe("renderTables", () => {
     expect(text).toContain("50,000 (5.0×)");
     expect(text).toContain("1.00 (0.03×)");
   });
+  it("lists cases whose runs disagree", () => {
+    const text = renderTables(
+      summarise([
+        result("bullmq", "process-c10", { jobsPerSec: 100 }),
+        result("bullmq", "process-c10", { jobsPerSec: 300 }),
+        result("bullmq", "process-c10", { jobsPerSec: 200 }),
+      ]),
+      FULL,
+    );
+    expect(text).toContain("Noisy cases");
+    expect(text).toContain("bullmq process-c10 jobsPerSec ±50%");
+  });
   it("marks failed cases", () => {
     const text = renderTables(summarise([result("bullmq", "latency", {}, false)]), FULL);
     expect(text).toContain("failed");

@@ -18,6 +18,8 @@ export interface Summary {
   /** The first failure's message, for the report. */
   error?: string;
   medians: Metrics;
+  /** Per metric: (max − min) / median over the successful runs (0 with one run). */
+  spreads: Metrics;
 }
 
 export function summarise(results: CaseResult[]): Summary[] {
@@ -35,8 +37,16 @@ export function summarise(results: CaseResult[]): Summary[] {
     const ok = group.filter((result) => result.ok);
     const keys = new Set(ok.flatMap((result) => Object.keys(result.metrics)));
     const medians: Metrics = {};
+    const spreads: Metrics = {};
     for (const key of keys) {
-      medians[key] = median(ok.map((result) => result.metrics[key] ?? Number.NaN));
+      const values = ok.map((result) => result.metrics[key] ?? Number.NaN);
+      const mid = median(values);
+      medians[key] = mid;
+      const finite = values.filter((value) => Number.isFinite(value));
+      spreads[key] =
+        finite.length > 1 && mid !== 0
+          ? (Math.max(...finite) - Math.min(...finite)) / Math.abs(mid)
+          : 0;
     }
     const failure = group.find((result) => !result.ok);
     summaries.push({
@@ -47,6 +57,7 @@ export function summarise(results: CaseResult[]): Summary[] {
       failed: group.length - ok.length,
       ...(failure?.error ? { error: failure.error.split("\n")[0] ?? "" } : {}),
       medians,
+      spreads,
     });
   }
   return summaries;
@@ -138,6 +149,9 @@ function table(header: string[], rows: string[][]): string {
   for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
   return lines.join("\n");
 }
+
+/** Above this relative range of the runs, a case is listed as noisy. */
+const NOISY_SPREAD = 0.5;
 
 const BACKEND_TITLES: Record<Backend, string> = {
   memory: "In-process (memory)",
@@ -240,6 +254,30 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
           return row;
         }),
       ),
+    );
+  }
+  const headline: Record<string, string> = {
+    latency: "p99Ms",
+    "latency-priority": "p99Ms",
+    idle: "idleRequestsPerSec",
+  };
+  const noisy = summaries
+    .map((summary) => {
+      const key = headline[summary.scenario] ?? "jobsPerSec";
+      return { summary, key, spread: summary.spreads[key] ?? 0 };
+    })
+    .filter((entry) => entry.spread > NOISY_SPREAD && entry.summary.scenario !== "idle")
+    .sort((a, b) => b.spread - a.spread);
+  if (noisy.length > 0) {
+    sections.push(
+      `Noisy cases: the runs' range exceeds ${NOISY_SPREAD * 100}% of the median ` +
+        "(a busy machine; rerun before quoting): " +
+        noisy
+          .map(
+            (e) =>
+              `${e.summary.system} ${e.summary.scenario} ${e.key} ±${Math.round((e.spread * 100) / 2)}%`,
+          )
+          .join("; "),
     );
   }
   const failures = summaries.filter((summary) => summary.failed > 0);
