@@ -1,5 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { type AdapterEvent, ConfigError, type NewJob, QueueClosedError } from "@tasklane/core";
+import { readFileSync } from "node:fs";
+import {
+  type AdapterEvent,
+  bucketIndex,
+  ConfigError,
+  HISTOGRAM_BOUNDS_MS,
+  type NewJob,
+  QueueClosedError,
+} from "@tasklane/core";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -76,6 +84,23 @@ describe("scripts", () => {
     for (const key of keys.all) {
       expect(key.startsWith("pre:{pre:emails}:")).toBe(true);
     }
+  });
+
+  it("bucket stats exactly like core (the Lua bucketIndex mirrors stats.ts)", async () => {
+    const common = readFileSync(new URL("../src/lua/_common.lua", import.meta.url), "utf8");
+    const from = common.indexOf("local SMALL_BOUNDS");
+    const to = common.indexOf("local waitSamples");
+    const samples = [-5, 0, 0.5, 1, 1.5, 499, 500, 999.9, 1000, 59_999, 60_000, 3_599_999];
+    for (const bound of HISTOGRAM_BOUNDS_MS) {
+      if (Number.isFinite(bound)) samples.push(bound - 1, bound, bound + 1);
+    }
+    samples.push(604_800_000 * 3);
+    const lua = `${common.slice(from, to)}
+      local out = {}
+      for i = 1, #ARGV do out[i] = bucketIndex(tonumber(ARGV[i])) end
+      return out`;
+    const got = (await raw.eval(lua, 0, ...samples.map(String))) as number[];
+    expect(got).toEqual(samples.map((ms) => bucketIndex(ms)));
   });
 
   it("refuses queue names that would break the hash tag", async () => {

@@ -49,10 +49,24 @@ do
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- FIELD INDEXES of a job record
-local F_STATE, F_TASK, F_PAYLOAD, F_APPDATA, F_PRIO = 1, 2, 3, 4, 5
-local F_ATTEMPT, F_STALLS, F_SEQ, F_PUTAT, F_PUBD, F_DUED = 6, 7, 8, 9, 10, 11
-local F_TOKEN, F_EXP, F_RES, F_FIN, F_ERR, F_FLAGS, F_HIST = 12, 13, 14, 15, 16, 17, 18
+-- JOB RECORDS. Two layouts, told apart by the first byte:
+--
+--   fresh     <state 1..6> <body>                      (a job as put: waiting, never handed out)
+--   extended  <header, 65 bytes> <body> <error> <history>
+--
+-- body    cmsgpack { task, payload, appData | false, priority, seq, putAt, publishedAt delta }
+--         written once by put and never re-encoded (ack and extend never touch the payload)
+-- header  struct ">BHHdddddhdBBI4I4": 64 + state, attempt, stalls, token, expiresAt,
+--         reservedAt, finishedAt (0 = none), dueAt, priority, seq, flags (1 = canceled while
+--         active), history entries, body length, error length
+-- error   JSON text of the last error (core's JobError)
+-- history entries of struct ">dBH" (at, event, detail length) followed by the detail;
+--         none stored means just the implicit "published" event at putAt
+-- A fresh record costs 1 byte more than its body: what keeps waiting jobs small.
+local HEADER = ">BHHdddddhdBBI4I4"
+local HEADER_LEN = 65
+local HIST_ENTRY = ">dBH"
+local B_TASK, B_PAYLOAD, B_APP, B_PRIO, B_SEQ, B_PUTAT, B_PUBD = 1, 2, 3, 4, 5, 6, 7
 -- states
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
@@ -63,33 +77,75 @@ local EV_FAILED, EV_STALLED, EV_CANCELED, EV_RELEASED, EV_RETRIED = 5, 6, 7, 8, 
 local BUDGET = 1000
 local RETENTION_BUDGET = 256
 
--- Decode a stored record; nil when absent or not a record tasklane wrote.
+local function validBody(b)
+  return type(b) == "table" and type(b[B_TASK]) == "string" and type(b[B_PAYLOAD]) == "string"
+    and type(b[B_PRIO]) == "number" and type(b[B_SEQ]) == "number"
+    and type(b[B_PUTAT]) == "number" and type(b[B_PUBD]) == "number"
+end
+
+-- Decode a stored record; nil when it is not a record tasklane wrote.
 local function decode(raw)
-  if not raw then return nil end
-  local ok, rec = pcall(cmsgpack.unpack, raw)
-  if not ok or type(rec) ~= "table" then return nil end
-  if type(rec[F_STATE]) ~= "number" or rec[F_STATE] < 1 or rec[F_STATE] > 6 then return nil end
-  if type(rec[F_TASK]) ~= "string" or type(rec[F_PAYLOAD]) ~= "string" then return nil end
-  if type(rec[F_PRIO]) ~= "number" or type(rec[F_ATTEMPT]) ~= "number" then return nil end
-  if type(rec[F_STALLS]) ~= "number" or type(rec[F_SEQ]) ~= "number" then return nil end
-  if type(rec[F_PUTAT]) ~= "number" or type(rec[F_PUBD]) ~= "number" then return nil end
-  if type(rec[F_DUED]) ~= "number" then return nil end
-  return rec
+  local k = string.byte(raw, 1)
+  if k == nil then return nil end
+  if k >= 1 and k <= 6 then
+    local body = string.sub(raw, 2)
+    local ok, b = pcall(cmsgpack.unpack, body)
+    if not ok or not validBody(b) then return nil end
+    return {
+      state = k, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
+      due = b[B_PUTAT], prio = b[B_PRIO], seq = b[B_SEQ], flags = 0, hcount = 0,
+      body = body, err = false, hist = "", b = b,
+    }
+  end
+  if k > 64 and k <= 70 and #raw >= HEADER_LEN then
+    local ok, kind, attempt, stalls, token, exp, res, fin, due, prio, seq, flags, hcount, blen, elen =
+      pcall(struct.unpack, HEADER, raw)
+    if not ok or HEADER_LEN + blen + elen > #raw then return nil end
+    local err = false
+    if elen > 0 then err = string.sub(raw, HEADER_LEN + blen + 1, HEADER_LEN + blen + elen) end
+    return {
+      state = kind - 64, attempt = attempt, stalls = stalls, token = token, exp = exp,
+      res = res, fin = fin, due = due, prio = prio, seq = seq, flags = flags, hcount = hcount,
+      body = string.sub(raw, HEADER_LEN + 1, HEADER_LEN + blen), err = err,
+      hist = string.sub(raw, HEADER_LEN + blen + elen + 1),
+    }
+  end
+  return nil
+end
+
+-- The decoded body, or nil when a foreign writer corrupted it.
+local function bodyOf(rec)
+  if rec.b == nil then
+    local ok, b = pcall(cmsgpack.unpack, rec.body)
+    if ok and validBody(b) then rec.b = b else rec.b = false end
+  end
+  return rec.b or nil
+end
+
+local function encode(rec)
+  local err = rec.err or ""
+  return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
+    math.min(rec.stalls, 65535), rec.token, rec.exp, rec.res, rec.fin, rec.due, rec.prio,
+    rec.seq, rec.flags, rec.hcount, #rec.body, #err) .. rec.body .. err .. rec.hist
 end
 
 -- Records read in this call, by id: a batch naming one job twice sees its own changes.
+-- cache[id]: false (absent), { bad = raw } (not ours), or a decoded record.
 local cache = {}
 local dirty = {}
 local dirtyOrder = {}
 
 local function load(ids)
-  local missing = {}
+  local missing, n = {}, 0
   for i = 1, #ids do
-    if cache[ids[i]] == nil then missing[#missing + 1] = ids[i] end
+    if cache[ids[i]] == nil then
+      n = n + 1
+      missing[n] = ids[i]
+    end
   end
-  if #missing > 0 then
+  if n > 0 then
     local raws = redis.call("HMGET", KJ, unpack(missing))
-    for i = 1, #missing do
+    for i = 1, n do
       local raw = raws[i]
       if raw then
         cache[missing[i]] = decode(raw) or { bad = raw }
@@ -117,33 +173,22 @@ local function touch(id, rec)
   end
 end
 
-local function encode(rec)
-  local n = #rec
-  if n < F_DUED then n = F_DUED end
-  if rec[F_HIST] ~= nil or rec[F_TOKEN] ~= nil or rec[F_FIN] ~= nil or rec[F_ERR] ~= nil then
-    n = F_HIST
-  end
-  for i = 1, n do
-    if rec[i] == nil then rec[i] = false end
-  end
-  return cmsgpack.pack(rec)
-end
-
 -- Write every touched record in one HSET.
 local function flushRecords()
   if #dirtyOrder == 0 then return end
-  local args = {}
+  local args, n = {}, 0
   for i = 1, #dirtyOrder do
     local id = dirtyOrder[i]
     local rec = cache[id]
     -- a record deleted after it was touched in this call is not written back
     if type(rec) == "table" and not rec.bad then
-      args[#args + 1] = id
-      args[#args + 1] = encode(rec)
+      args[n + 1] = id
+      args[n + 2] = encode(rec)
+      n = n + 2
     end
   end
-  for i = 1, #args, 7998 do
-    redis.call("HSET", KJ, unpack(args, i, math.min(i + 7997, #args)))
+  for i = 1, n, 7998 do
+    redis.call("HSET", KJ, unpack(args, i, math.min(i + 7997, n)))
   end
   dirty = {}
   dirtyOrder = {}
@@ -159,30 +204,31 @@ local function flushAll()
   if flushFinished() then retention() end
 end
 
-local function dueOf(rec)
-  return rec[F_PUTAT] + rec[F_DUED]
-end
-
 local function pmember(rec, id)
-  return string.format("%013d%012d", dueOf(rec), rec[F_SEQ]) .. id
+  return string.format("%013d%012d", rec.due, rec.seq) .. id
 end
 
--- Bounded per-job history: flat (atDelta, event, detail) triples. An absent history means
--- just the implicit "published" event at putAt (saves bytes on every waiting job).
+-- Bounded per-job history (at most min(historyLimit, 255) entries).
 local function note(rec, event, detail)
-  if HISTORY_LIMIT <= 0 then return end
-  local h = rec[F_HIST]
-  if type(h) ~= "table" then h = { 0, EV_PUBLISHED, false } end
-  h[#h + 1] = NOW - rec[F_PUTAT]
-  h[#h + 1] = event
-  h[#h + 1] = detail or false
-  local over = #h - 3 * HISTORY_LIMIT
-  if over > 0 then
-    local trimmed = {}
-    for i = over + 1, #h do trimmed[#trimmed + 1] = h[i] end
-    h = trimmed
+  local limit = HISTORY_LIMIT
+  if limit > 255 then limit = 255 end
+  if limit <= 0 then return end
+  if rec.hcount == 0 then
+    local b = bodyOf(rec)
+    local at = NOW
+    if b then at = b[B_PUTAT] end
+    rec.hist = struct.pack(HIST_ENTRY, at, EV_PUBLISHED, 0)
+    rec.hcount = 1
   end
-  rec[F_HIST] = h
+  detail = detail or ""
+  if #detail > 1000 then detail = string.sub(detail, 1, 1000) end
+  rec.hist = rec.hist .. struct.pack(HIST_ENTRY, NOW, event, #detail) .. detail
+  rec.hcount = rec.hcount + 1
+  while rec.hcount > limit do
+    local len = struct.unpack(">H", rec.hist, 10)
+    rec.hist = string.sub(rec.hist, 12 + len)
+    rec.hcount = rec.hcount - 1
+  end
 end
 
 -- Meta hash fields used by state-changing scripts, read once per call.
@@ -209,13 +255,13 @@ local listAppend = {}
 local prioAdd = {}
 
 local function makeWaiting(id, rec)
-  rec[F_STATE] = WAITING
-  if rec[F_PRIO] == 0 then
+  rec.state = WAITING
+  if rec.prio == 0 then
     listAppend[#listAppend + 1] = id
     meta.wl = meta.wl + 1
     metaDirty = true
   else
-    prioAdd[#prioAdd + 1] = -rec[F_PRIO]
+    prioAdd[#prioAdd + 1] = -rec.prio
     prioAdd[#prioAdd + 1] = pmember(rec, id)
   end
 end
@@ -239,21 +285,24 @@ function flushWaiting()
 end
 
 -- Stats: samples gathered during the call, folded into the day's hash once (Welford).
-local BOUNDS = { 1, 2, 5, 10, 20, 50, 100, 200, 500 }
-for s = 1, 60 do BOUNDS[#BOUNDS + 1] = s * 1000 end
-for m = 2, 60 do BOUNDS[#BOUNDS + 1] = m * 60000 end
-for h = 2, 24 do BOUNDS[#BOUNDS + 1] = h * 3600000 end
-for d = 2, 7 do BOUNDS[#BOUNDS + 1] = d * 86400000 end
--- the last (open) bucket has index #BOUNDS (0-based), as HISTOGRAM_BOUNDS_MS ends in Infinity
+-- Bucket index of HISTOGRAM_BOUNDS_MS (core's stats.ts) in closed form, no table: bounds
+-- 1 2 5 10 20 50 100 200 500 ms (0..8), then seconds to 60 s (9..68), minutes to 60 min
+-- (69..127), hours to 24 h (128..150), days to 7 d (151..156), then the open bucket (157).
+local SMALL_BOUNDS = { 1, 2, 5, 10, 20, 50, 100, 200, 500 }
+local LAST_BUCKET = 157
 
 local function bucketIndex(ms)
-  if ms < 0 then ms = 0 end
-  local lo, hi = 1, #BOUNDS + 1
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if ms < BOUNDS[mid] then hi = mid else lo = mid + 1 end
+  if ms < 500 then
+    if ms < 0 then ms = 0 end
+    for i = 1, 9 do
+      if ms < SMALL_BOUNDS[i] then return i - 1 end
+    end
   end
-  return lo - 1
+  if ms < 60000 then return 9 + math.floor(ms / 1000) end
+  if ms < 3600000 then return 68 + math.floor(ms / 60000) end
+  if ms < 86400000 then return 127 + math.floor(ms / 3600000) end
+  if ms < 604800000 then return 150 + math.floor(ms / 86400000) end
+  return LAST_BUCKET
 end
 
 local waitSamples, runSamples = {}, {}
@@ -336,7 +385,7 @@ function flushStats()
       for old = from, day - 401 do
         local drop = {}
         for _, f in ipairs(DAY_FIELDS_PREFIXES) do drop[#drop + 1] = old .. ":" .. f end
-        for b = 0, #BOUNDS do
+        for b = 0, LAST_BUCKET do
           drop[#drop + 1] = old .. ":wh" .. b
           drop[#drop + 1] = old .. ":rh" .. b
         end
@@ -350,8 +399,8 @@ end
 local finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
 
 local function finish(id, rec, state)
-  rec[F_STATE] = state
-  rec[F_FIN] = NOW
+  rec.state = state
+  rec.fin = NOW
   local adds = finishedAdds[state]
   adds[#adds + 1] = NOW
   adds[#adds + 1] = id
@@ -391,8 +440,8 @@ local function maintain()
     for i = 1, #due do
       local id = due[i]
       local rec = cache[id]
-      if rec and not rec.bad and rec[F_STATE] == DELAYED then
-        moved[#moved + 1] = { id, rec, dueOf(rec), rec[F_SEQ] }
+      if rec and not rec.bad and rec.state == DELAYED then
+        moved[#moved + 1] = { id, rec, rec.due, rec.seq }
       elseif rec and rec.bad then
         -- Undecodable: put it where reserve will find it and hand it out as malformed.
         listAppend[#listAppend + 1] = id
@@ -408,19 +457,19 @@ local function maintain()
     for i = 1, #expired do
       local id = expired[i]
       local rec = cache[id]
-      if rec and not rec.bad and rec[F_STATE] == ACTIVE then
-        rec[F_STALLS] = rec[F_STALLS] + 1
+      if rec and not rec.bad and rec.state == ACTIVE then
+        rec.stalls = rec.stalls + 1
         note(rec, EV_STALLED)
-        if rec[F_STALLS] > MAX_STALLS then
-          rec[F_ERR] = stalledError(id, rec[F_STALLS])
+        if rec.stalls > MAX_STALLS then
+          rec.err = stalledError(id, rec.stalls)
           finish(id, rec, FAILED)
           statFailures = statFailures + 1
           note(rec, EV_FAILED, "stalled")
           touch(id, rec)
         else
           -- Due again from the moment its lease ended, so it keeps its place among equals.
-          rec[F_DUED] = rec[F_EXP] - rec[F_PUTAT]
-          moved[#moved + 1] = { id, rec, rec[F_EXP], rec[F_SEQ] }
+          rec.due = rec.exp
+          moved[#moved + 1] = { id, rec, rec.exp, rec.seq }
         end
       end
     end
@@ -490,12 +539,12 @@ local function publishEvent(kind, ids)
 end
 
 local function lockStatus(rec, token)
-  if not rec or rec.bad or rec[F_TOKEN] ~= token then return 0 end
-  if rec[F_STATE] == ACTIVE then
-    if rec[F_EXP] > NOW then return 1 end
+  if not rec or rec.bad or rec.token ~= tonumber(token) then return 0 end
+  if rec.state == ACTIVE then
+    if rec.exp > NOW then return 1 end
     return 0
   end
-  if rec[F_STATE] == CANCELED and rec[F_FLAGS] == 1 then return 2 end
+  if rec.state == CANCELED and rec.flags == 1 then return 2 end
   return 0
 end
 
@@ -507,29 +556,31 @@ local EVENT_NAMES = {
 }
 
 local function infoJson(id, rec)
-  if rec.bad then
-    return cjson.encode({ id = id, state = "waiting", task = "", payload = rec.bad,
+  local b = (not rec.bad) and bodyOf(rec)
+  if not b then
+    return cjson.encode({ id = id, state = "waiting", task = "", payload = rec.bad or rec.body,
       priority = 0, attempt = 0, publishedAt = 0, runAt = 0, history = {}, malformed = true })
   end
-  local state = STATE_NAMES[rec[F_STATE]]
-  local due = dueOf(rec)
-  if rec[F_STATE] == DELAYED and due <= NOW then state = "waiting" end
+  local state = STATE_NAMES[rec.state]
+  if rec.state == DELAYED and rec.due <= NOW then state = "waiting" end
   local info = {
-    id = id, state = state, task = rec[F_TASK], payload = rec[F_PAYLOAD],
-    priority = rec[F_PRIO], attempt = rec[F_ATTEMPT],
-    publishedAt = rec[F_PUTAT] - rec[F_PUBD], runAt = due,
+    id = id, state = state, task = b[B_TASK], payload = b[B_PAYLOAD], priority = rec.prio,
+    attempt = rec.attempt, publishedAt = b[B_PUTAT] - b[B_PUBD], runAt = rec.due,
   }
-  if type(rec[F_APPDATA]) == "string" then info.appData = rec[F_APPDATA] end
-  if type(rec[F_FIN]) == "number" then info.finishedAt = rec[F_FIN] end
-  if type(rec[F_ERR]) == "string" then info.error = rec[F_ERR] end
+  if type(b[B_APP]) == "string" then info.appData = b[B_APP] end
+  if rec.fin > 0 then info.finishedAt = rec.fin end
+  if rec.err then info.error = rec.err end
   local history = {}
-  if HISTORY_LIMIT > 0 or type(rec[F_HIST]) == "table" then
-    local h = rec[F_HIST]
-    if type(h) ~= "table" then h = { 0, EV_PUBLISHED, false } end
-    for i = 1, #h - 2, 3 do
-      local e = { at = rec[F_PUTAT] + h[i], event = EVENT_NAMES[h[i + 1]] or "published" }
-      if h[i + 2] then e.detail = h[i + 2] end
+  if rec.hcount == 0 then
+    if HISTORY_LIMIT > 0 then history[1] = { at = b[B_PUTAT], event = "published" } end
+  else
+    local pos = 1
+    for _ = 1, rec.hcount do
+      local at, ev, len, nextPos = struct.unpack(HIST_ENTRY, rec.hist, pos)
+      local e = { at = at, event = EVENT_NAMES[ev] or "published" }
+      if len > 0 then e.detail = string.sub(rec.hist, nextPos, nextPos + len - 1) end
       history[#history + 1] = e
+      pos = nextPos + len
     end
   end
   info.history = history

@@ -15,7 +15,7 @@ for i = 1, #ids do
   local status = lockStatus(rec, ARGV[6 + 2 * i])
   result[i] = status
   if status == 1 then
-    runSamples[#runSamples + 1] = NOW - rec[F_RES]
+    runSamples[#runSamples + 1] = NOW - rec.res
     finish(id, rec, SUCCEEDED)
     note(rec, EV_SUCCEEDED)
     touch(id, rec)

@@ -18,10 +18,10 @@ for i = 1, #ids do
   if not rec or rec.bad then
     result[i] = 0
   else
-    local state = rec[F_STATE]
+    local state = rec.state
     if state == WAITING or state == DELAYED or state == ACTIVE then
       if state == WAITING then
-        if rec[F_PRIO] == 0 then
+        if rec.prio == 0 then
           -- its id stays in the list as a tombstone that reserve skips
           meta.wl = meta.wl - 1
           metaDirty = true
@@ -33,7 +33,7 @@ for i = 1, #ids do
       else
         aRem[#aRem + 1] = id
         activeIds[#activeIds + 1] = id
-        rec[F_FLAGS] = 1
+        rec.flags = 1
       end
       finish(id, rec, CANCELED)
       note(rec, EV_CANCELED)

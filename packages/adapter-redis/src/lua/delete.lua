@@ -25,10 +25,10 @@ for i = 1, #ids do
       end
       seen[id] = true
       removed[#removed + 1] = id
-    elseif rec[F_STATE] ~= ACTIVE then
-      local state = rec[F_STATE]
+    elseif rec.state ~= ACTIVE then
+      local state = rec.state
       if state == WAITING then
-        if rec[F_PRIO] == 0 then
+        if rec.prio == 0 then
           meta.wl = meta.wl - 1
           metaDirty = true
         else

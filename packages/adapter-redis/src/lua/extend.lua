@@ -16,9 +16,9 @@ for i = 1, #ids do
   local status = lockStatus(rec, ARGV[7 + 2 * i])
   result[i] = status
   if status == 1 then
-    rec[F_EXP] = NOW + lease
+    rec.exp = NOW + lease
     touch(id, rec)
-    leases[#leases + 1] = rec[F_EXP]
+    leases[#leases + 1] = rec.exp
     leases[#leases + 1] = id
   end
 end

@@ -19,7 +19,7 @@ local function emit(ids, want, prio0)
   load(ids)
   for i = 1, #ids do
     local rec = cache[ids[i]]
-    if rec and (rec.bad or (rec[F_STATE] == want and (prio0 == nil or (rec[F_PRIO] == 0) == prio0))) then
+    if rec and (rec.bad or (rec.state == want and (prio0 == nil or (rec.prio == 0) == prio0))) then
       out[#out + 1] = infoJson(ids[i], rec)
     end
   end

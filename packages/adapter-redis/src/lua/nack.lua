@@ -20,8 +20,8 @@ for i = 1, #ids do
   local status = lockStatus(rec, ARGV[at + 1])
   result[i] = status
   if status == 1 then
-    runSamples[#runSamples + 1] = NOW - rec[F_RES]
-    rec[F_ERR] = ARGV[at + 3]
+    runSamples[#runSamples + 1] = NOW - rec.res
+    rec.err = ARGV[at + 3]
     done[#done + 1] = id
     local runAt = tonumber(ARGV[at + 2])
     if runAt == nil then
@@ -31,9 +31,9 @@ for i = 1, #ids do
     else
       statRetries = statRetries + 1
       note(rec, EV_RETRYING, ARGV[at + 4])
-      rec[F_DUED] = runAt - rec[F_PUTAT]
+      rec.due = runAt
       if runAt > NOW then
-        rec[F_STATE] = DELAYED
+        rec.state = DELAYED
         delayedAdd[#delayedAdd + 1] = runAt
         delayedAdd[#delayedAdd + 1] = id
         if earliest == nil or runAt < earliest then earliest = runAt end

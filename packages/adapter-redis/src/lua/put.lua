@@ -11,46 +11,58 @@ maintain()
 local first = 8
 local n = (#ARGV - 7) / 7
 local ids = {}
-for i = 0, n - 1 do ids[#ids + 1] = ARGV[first + i * 7] end
+for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * 7] end
 if n > 0 then load(ids) end
 
 local result = {}
 local created = {}
+local writes, w = {}, 0
 local delayedAdd = {}
 local earliest = nil
 for i = 0, n - 1 do
   local at = first + i * 7
   local id = ARGV[at]
   if cache[id] then
-    result[#result + 1] = 0
+    result[i + 1] = 0
   else
     local appData = ARGV[at + 3]
     if appData == "" then appData = false else appData = string.sub(appData, 2) end
+    local prio = tonumber(ARGV[at + 4]) or 0
     local runAt = tonumber(ARGV[at + 5])
     local publishedAt = tonumber(ARGV[at + 6]) or NOW
     meta.seq = meta.seq + 1
     metaDirty = true
-    local rec = {
-      WAITING, ARGV[at + 1], ARGV[at + 2], appData, tonumber(ARGV[at + 4]) or 0,
-      0, 0, meta.seq, NOW, NOW - publishedAt, 0,
-    }
+    local body = cmsgpack.pack({ ARGV[at + 1], ARGV[at + 2], appData, prio, meta.seq, NOW, NOW - publishedAt })
+    local rec
     if runAt and runAt > NOW then
-      rec[F_STATE] = DELAYED
-      rec[F_DUED] = runAt - NOW
+      rec = {
+        state = DELAYED, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
+        due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0, body = body,
+        err = false, hist = "",
+      }
+      writes[w + 1] = id
+      writes[w + 2] = encode(rec)
       delayedAdd[#delayedAdd + 1] = runAt
       delayedAdd[#delayedAdd + 1] = id
       if earliest == nil or runAt < earliest then earliest = runAt end
     else
+      rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
+      writes[w + 1] = id
+      writes[w + 2] = string.char(WAITING) .. body
       makeWaiting(id, rec)
     end
-    touch(id, rec)
+    w = w + 2
+    cache[id] = rec
     created[#created + 1] = id
-    result[#result + 1] = 1
+    result[i + 1] = 1
   end
 end
 
 -- The first write grows memory: under OOM the whole call is refused, nothing written.
 flushRecords()
+for i = 1, w, 7998 do
+  redis.call("HSET", KJ, unpack(writes, i, math.min(i + 7997, w)))
+end
 -- Idle workers block only when nothing was waiting: wake one on the empty -> non-empty edge.
 if #listAppend + #prioAdd > 0 and wlBefore == 0 and redis.call("ZCARD", KP) == 0 then wake() end
 flushWaiting()

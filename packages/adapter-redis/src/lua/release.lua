@@ -17,8 +17,8 @@ for i = 1, #ids do
   result[i] = status
   if status == 1 then
     -- The next reserve hands out the same attempt number again.
-    rec[F_ATTEMPT] = rec[F_ATTEMPT] - 1
-    rec[F_DUED] = NOW - rec[F_PUTAT]
+    rec.attempt = rec.attempt - 1
+    rec.due = NOW
     note(rec, EV_RELEASED)
     touch(id, rec)
     done[#done + 1] = id

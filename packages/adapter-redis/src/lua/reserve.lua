@@ -19,41 +19,62 @@ local pn = 0
 
 local MALFORMED = "the stored job record is not one tasklane wrote (undecodable)"
 
-local function take(id, rec, malformed)
-  rec[F_ATTEMPT] = rec[F_ATTEMPT] + 1
+local o = 2
+local function take(id, rec, b, malformed)
+  rec.attempt = rec.attempt + 1
   meta.tok = meta.tok + 1
   metaDirty = true
-  rec[F_STATE] = ACTIVE
-  rec[F_TOKEN] = tostring(meta.tok)
-  rec[F_EXP] = NOW + lease
-  rec[F_RES] = NOW
-  local due = dueOf(rec)
-  waitSamples[#waitSamples + 1] = NOW - due
+  rec.state = ACTIVE
+  rec.token = meta.tok
+  rec.exp = NOW + lease
+  rec.res = NOW
+  waitSamples[#waitSamples + 1] = NOW - rec.due
   note(rec, EV_RESERVED)
   touch(id, rec)
-  leases[#leases + 1] = rec[F_EXP]
+  leases[#leases + 1] = rec.exp
   leases[#leases + 1] = id
   taken = taken + 1
-  local app = rec[F_APPDATA]
+  local app = b[B_APP]
   if type(app) == "string" then app = "=" .. app else app = "" end
-  out[#out + 1] = id
-  out[#out + 1] = rec[F_TASK]
-  out[#out + 1] = rec[F_PAYLOAD]
-  out[#out + 1] = app
-  out[#out + 1] = rec[F_PRIO]
-  out[#out + 1] = rec[F_ATTEMPT]
-  out[#out + 1] = rec[F_PUTAT] - rec[F_PUBD]
-  out[#out + 1] = due
-  out[#out + 1] = rec[F_TOKEN]
-  out[#out + 1] = rec[F_EXP]
-  out[#out + 1] = malformed or ""
+  out[o + 1] = id
+  out[o + 2] = b[B_TASK]
+  out[o + 3] = b[B_PAYLOAD]
+  out[o + 4] = app
+  out[o + 5] = rec.prio
+  out[o + 6] = rec.attempt
+  out[o + 7] = b[B_PUTAT] - b[B_PUBD]
+  out[o + 8] = rec.due
+  out[o + 9] = tostring(rec.token)
+  out[o + 10] = rec.exp
+  out[o + 11] = malformed or ""
+  o = o + 11
 end
 
 -- A record a foreign writer corrupted is still handed out (core dead-letters it as
--- "malformed"); its raw bytes become the payload so nothing is lost.
-local function takeBad(id, bad)
-  local rec = { ACTIVE, "", bad.bad, false, 0, 0, 0, 0, NOW, 0, 0 }
-  take(id, rec, MALFORMED)
+-- "malformed"); it is rewritten as a valid record whose payload is the raw bytes, so
+-- nothing is lost and the fenced ack/nack work on it.
+local function takeBad(id, raw)
+  local b = { "", raw, false, 0, 0, NOW, 0 }
+  local rec = {
+    state = ACTIVE, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0, due = NOW,
+    prio = 0, seq = 0, flags = 0, hcount = 0, body = cmsgpack.pack(b), err = false, hist = "",
+    b = b,
+  }
+  take(id, rec, b, MALFORMED)
+end
+
+-- Take one candidate popped from a waiting structure (prio0: from the list).
+local function consider(id, prio0)
+  local rec = cache[id]
+  if not rec then return false end
+  if rec.bad then
+    takeBad(id, rec.bad)
+    return true
+  end
+  if rec.state ~= WAITING or (prio0 and rec.prio ~= 0) then return false end
+  local b = bodyOf(rec)
+  if b then take(id, rec, b) else takeBad(id, rec.body) end
+  return true
 end
 
 local room = 0
@@ -75,14 +96,7 @@ if not meta.paused then
     for i = 1, #members do ids[i] = string.sub(members[i], 26) end
     load(ids)
     for i = 1, #ids do
-      local rec = cache[ids[i]]
-      if rec and rec.bad then
-        takeBad(ids[i], rec)
-        room = room - 1
-      elseif rec and rec[F_STATE] == WAITING then
-        take(ids[i], rec)
-        room = room - 1
-      end
+      if consider(ids[i], false) then room = room - 1 end
     end
   end
 
@@ -101,17 +115,11 @@ if not meta.paused then
     metaDirty = true
     load(ids)
     for i = 1, #ids do
-      local rec = cache[ids[i]]
-      if rec and rec.bad then
-        takeBad(ids[i], rec)
-        room = room - 1
-        meta.wl = meta.wl - 1
-      elseif rec and rec[F_STATE] == WAITING and rec[F_PRIO] == 0 then
-        take(ids[i], rec)
+      -- anything not taken is a tombstone (canceled or deleted while waiting)
+      if consider(ids[i], true) then
         room = room - 1
         meta.wl = meta.wl - 1
       end
-      -- anything else is a tombstone (canceled or deleted while waiting)
     end
   end
   if meta.wl < 0 then meta.wl = 0 end

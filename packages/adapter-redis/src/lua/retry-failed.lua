@@ -26,11 +26,11 @@ for i = 1, #ids do
     listAppend[#listAppend + 1] = id
     meta.wl = meta.wl + 1
     metaDirty = true
-  elseif rec and not rec.bad and rec[F_STATE] == FAILED then
-    rec[F_ATTEMPT] = 0
-    rec[F_STALLS] = 0
-    rec[F_FIN] = false
-    rec[F_DUED] = NOW - rec[F_PUTAT]
+  elseif rec and not rec.bad and rec.state == FAILED then
+    rec.attempt = 0
+    rec.stalls = 0
+    rec.fin = 0
+    rec.due = NOW
     note(rec, EV_RETRIED)
     makeWaiting(id, rec)
     touch(id, rec)
