@@ -6,6 +6,7 @@ import { startRedis } from "/work/main/packages/adapter-redis/test/helpers.ts";
 const server = await startRedis();
 const stats = new Redis(server.port, "127.0.0.1");
 const hist = Number(process.argv[2] ?? 20);
+const B = Number(process.argv[3] ?? 100);
 const adapter = createRedisAdapter({ connection: server.url, prefix: "p" });
 const q = await adapter.queue("b", {
   maxStalls: 1,
@@ -29,7 +30,7 @@ let tr = 0,
   ta = 0;
 for (let r = 0; r < 50; r++) {
   const u0 = await usec();
-  const res = await q.reserve({ limit: 100, leaseMs: 30000, waitMs: 0 });
+  const res = await q.reserve({ limit: B, leaseMs: 30000, waitMs: 0 });
   const u1 = await usec();
   await q.ack(res.jobs.map((j) => j.lock));
   const u2 = await usec();
@@ -37,7 +38,7 @@ for (let r = 0; r < 50; r++) {
   ta += u2 - u1;
 }
 console.log(
-  `history ${hist}: reserve ${(tr / 50).toFixed(0)} us/call, ack ${(ta / 50).toFixed(0)} us/call (100 jobs)`,
+  `history ${hist}: reserve ${(tr / 50).toFixed(0)} us/call, ack ${(ta / 50).toFixed(0)} us/call (${B} jobs)`,
 );
 await adapter.close();
 stats.disconnect();
