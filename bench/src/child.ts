@@ -2,7 +2,6 @@
  * Runs one case in a fresh child process: set the system up, run one scenario, tear it
  * down, and report metrics to the orchestrator over IPC.
  */
-import { createCountingSqsClient } from "./metrics/sqs-counter.ts";
 import { type Cost, createProbe, type Probe } from "./probe.ts";
 import { percentile, seededRandom } from "./stats.ts";
 import { findSystem } from "./systems/index.ts";
@@ -41,8 +40,9 @@ export async function runCase(spec: CaseSpec): Promise<CaseResult> {
       ...(spec.redis ? { redis: spec.redis } : {}),
       ...(spec.sqs ? { sqs: spec.sqs } : {}),
       createSqsClient() {
-        if (!spec.sqs) throw new Error(`${spec.system} asked for SQS but no fauxqs is running`);
-        return createCountingSqsClient(spec.sqs.endpoint, spec.sqs.region);
+        const create = probe?.createSqsClient;
+        if (!create) throw new Error(`${spec.system} asked for SQS but no fauxqs is running`);
+        return create();
       },
     };
     const system = await entry.load();

@@ -18,6 +18,8 @@ const HELP = `Usage: npm run bench -- [options]
   --repeats <n>        runs per case (default: 3 full, 1 quick)
   --jobs <n>           jobs per memory/Redis case (default: 20000 full, 5000 quick)
   --sqs-jobs <n>       jobs per SQS case (default: 5000 full, 1000 quick)
+  --cpu-prof <dir>      write a V8 CPU profile of every case's child process into <dir>
+                       (open in Chrome DevTools; the timings of that run are not comparable)
   --list               print the systems and scenarios, run nothing
   --help               this text
 `;
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     repeats: { type: "string" },
     jobs: { type: "string" },
     "sqs-jobs": { type: "string" },
+    "cpu-prof": { type: "string" },
     list: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
     child: { type: "string" },
@@ -61,6 +64,7 @@ if (values.child !== undefined) {
     jobs: positiveInt("jobs", values.jobs),
     sqsJobs: positiveInt("sqs-jobs", values["sqs-jobs"]),
     list: values.list,
+    cpuProfDir: values["cpu-prof"],
     argv: process.argv.slice(2),
   });
   process.exitCode = code;

@@ -22,6 +22,8 @@ export interface OrchestrateOptions {
   jobs: number | undefined;
   sqsJobs: number | undefined;
   list: boolean;
+  /** Run every child with --cpu-prof into this directory. */
+  cpuProfDir: string | undefined;
   argv: string[];
 }
 
@@ -157,7 +159,12 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
     for (const [index, spec] of plan.entries()) {
       const system = SYSTEMS.find((s) => s.name === spec.system);
       if (system?.backend === "redis") await redis?.reset();
-      const result = await runChild(spec, children, system?.backend ?? "memory");
+      const result = await runChild(
+        spec,
+        children,
+        system?.backend ?? "memory",
+        options.cpuProfDir,
+      );
       results.push(result);
       // The 1-minute load average after the case: a busy machine explains an outlier.
       const load1m = Math.round((loadavg()[0] ?? 0) * 100) / 100;
@@ -177,6 +184,7 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
     );
     const filtered =
       options.only.length > 0 ||
+      options.cpuProfDir !== undefined ||
       options.repeats !== undefined ||
       options.jobs !== undefined ||
       options.sqsJobs !== undefined;
@@ -232,11 +240,23 @@ async function runChild(
   spec: CaseSpec,
   children: Set<import("node:child_process").ChildProcess>,
   backend: CaseResult["backend"],
+  cpuProfDir: string | undefined,
 ): Promise<CaseResult> {
   const startedAt = performance.now();
   const child = fork(join(BENCH_DIR, "src", "main.ts"), ["--child", JSON.stringify(spec)], {
     execPath: process.execPath,
-    execArgv: ["--conditions=source", "--expose-gc", "--disable-warning=ExperimentalWarning"],
+    execArgv: [
+      "--conditions=source",
+      "--expose-gc",
+      "--disable-warning=ExperimentalWarning",
+      ...(cpuProfDir
+        ? [
+            "--cpu-prof",
+            `--cpu-prof-dir=${cpuProfDir}`,
+            `--cpu-prof-name=${spec.system}-${spec.scenario}-${spec.repeat + 1}.cpuprofile`,
+          ]
+        : []),
+    ],
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   children.add(child);

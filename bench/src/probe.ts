@@ -3,14 +3,7 @@
  * server, commands inside scripts included; SQS requests counted by SDK middleware),
  * client round trips, and backend memory.
  */
-import {
-  connectRedisStats,
-  diffCounts,
-  type RedisStats,
-  sumCounts,
-} from "./metrics/redis-stats.ts";
-import { installRoundTripCounter, type RoundTripCounter } from "./metrics/round-trips.ts";
-import { snapshotSqsRequests } from "./metrics/sqs-counter.ts";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { Backend, CaseSpec } from "./types.ts";
 
 export interface Mark {
@@ -29,14 +22,41 @@ export interface Probe {
   cost(from: Mark, to: Mark): Cost;
   /** Redis used_memory, or this process's heap after a full GC for memory systems. */
   memoryBytes(): Promise<number>;
+  /** A counting SQS client (SQS probes only). */
+  createSqsClient?: () => SQSClient;
   close(): void;
 }
 
-/** Created before the system connects (the round-trip counter patches net.Socket). */
+/** `after - before` per command, zero entries dropped. */
+function diffCounts(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  const delta: Record<string, number> = {};
+  for (const [name, calls] of Object.entries(after)) {
+    const d = calls - (before[name] ?? 0);
+    if (d !== 0) delta[name] = d;
+  }
+  return delta;
+}
+
+function sumCounts(counts: Record<string, number>): number {
+  let total = 0;
+  for (const n of Object.values(counts)) total += n;
+  return total;
+}
+
+/**
+ * Created before the system connects (the round-trip counter patches net.Socket). The
+ * metric modules load only for their backend, so an in-process case does not carry
+ * ioredis or the AWS SDK in its heap.
+ */
 export async function createProbe(backend: Backend, spec: CaseSpec): Promise<Probe> {
   if (backend === "redis" && spec.redis) {
-    const counter: RoundTripCounter = installRoundTripCounter(spec.redis.port);
-    const stats: RedisStats = await connectRedisStats(spec.redis.host, spec.redis.port);
+    const { installRoundTripCounter } = await import("./metrics/round-trips.ts");
+    const { connectRedisStats } = await import("./metrics/redis-stats.ts");
+    const counter = installRoundTripCounter(spec.redis.port);
+    const stats = await connectRedisStats(spec.redis.host, spec.redis.port);
     const socket = (stats.client as unknown as { stream?: import("node:net").Socket }).stream;
     if (socket) counter.exclude(socket);
     return {
@@ -55,20 +75,23 @@ export async function createProbe(backend: Backend, spec: CaseSpec): Promise<Pro
       close: () => stats.close(),
     };
   }
-  if (backend === "sqs") {
-    const total = (counts: Record<string, number>) =>
-      Object.values(counts).reduce((sum, n) => sum + n, 0);
+  if (backend === "sqs" && spec.sqs) {
+    const { createCountingSqsClient, snapshotSqsRequests } = await import(
+      "./metrics/sqs-counter.ts"
+    );
+    const { endpoint, region } = spec.sqs;
     return {
       async mark() {
         const byCommand = snapshotSqsRequests();
-        return { byCommand, roundTrips: total(byCommand) };
+        return { byCommand, roundTrips: sumCounts(byCommand) };
       },
       cost(from, to) {
         const byCommand = diffCounts(from.byCommand, to.byCommand);
-        const requests = total(byCommand);
+        const requests = sumCounts(byCommand);
         return { requests, roundTrips: requests, byCommand };
       },
       memoryBytes: async () => Number.NaN,
+      createSqsClient: () => createCountingSqsClient(endpoint, region),
       close: () => {},
     };
   }
