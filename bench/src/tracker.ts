@@ -61,7 +61,7 @@ export class Tracker implements JobHooks {
   }
 }
 
-/** Peak RSS and heap of this process, sampled every 20 ms while running. */
+/** Peak RSS and heap of this process, sampled every 50 ms while running. */
 export class MemorySampler {
   rssPeak = 0;
   heapPeak = 0;
@@ -69,7 +69,7 @@ export class MemorySampler {
 
   start(): void {
     this.sample();
-    this.timer = setInterval(() => this.sample(), 20);
+    this.timer = setInterval(() => this.sample(), 50);
   }
 
   stop(): void {
