@@ -106,10 +106,14 @@ async function runScenario(
   }
 }
 
+/** `requestsPerJob`, … or, with a prefix, `publishRequestsPerJob`, …. */
 function costMetrics(prefix: string, cost: Cost, jobs: number): Metrics {
+  const key = (name: string) =>
+    prefix === "" ? name : `${prefix}${name[0]?.toUpperCase()}${name.slice(1)}`;
   return {
-    [`${prefix}RequestsPerJob`]: cost.requests / jobs,
-    [`${prefix}RoundTripsPerJob`]: cost.roundTrips / jobs,
+    [key("requestsPerJob")]: cost.requests / jobs,
+    [key("roundTripsPerJob")]: cost.roundTrips / jobs,
+    [key("backendCpuUsPerJob")]: (cost.backendCpuMs * 1000) / jobs,
   };
 }
 
@@ -211,6 +215,7 @@ async function processAll(
       duplicates: tracker.duplicates,
       backendBytesPerJob: (memoryAfter - memoryBefore) / total,
       requestsPerJob: (publishCost.requests + processCost.requests) / total,
+      backendCpuUsPerJob: ((publishCost.backendCpuMs + processCost.backendCpuMs) * 1000) / total,
       roundTripsPerJob: (publishCost.roundTrips + processCost.roundTrips) / total,
       ...costMetrics("publish", publishCost, total),
       ...costMetrics("process", processCost, total),

@@ -9,12 +9,16 @@ import type { Backend, CaseSpec } from "./types.ts";
 export interface Mark {
   byCommand: Record<string, number>;
   roundTrips: number;
+  /** Backend server CPU seconds so far (Redis INFO cpu); NaN where unknown. */
+  cpuSeconds: number;
 }
 
 export interface Cost {
   requests: number;
   roundTrips: number;
   byCommand: Record<string, number>;
+  /** Backend server CPU time spent, ms; NaN where unknown. */
+  backendCpuMs: number;
 }
 
 export interface Probe {
@@ -61,7 +65,12 @@ export async function createProbe(backend: Backend, spec: CaseSpec): Promise<Pro
     if (socket) counter.exclude(socket);
     return {
       async mark() {
-        return { byCommand: await stats.commandCounts(), roundTrips: counter.count() };
+        const roundTrips = counter.count();
+        const [byCommand, cpuSeconds] = await Promise.all([
+          stats.commandCounts(),
+          stats.cpuSeconds(),
+        ]);
+        return { byCommand, roundTrips, cpuSeconds };
       },
       cost(from, to) {
         const byCommand = diffCounts(from.byCommand, to.byCommand);
@@ -69,6 +78,7 @@ export async function createProbe(backend: Backend, spec: CaseSpec): Promise<Pro
           requests: sumCounts(byCommand),
           roundTrips: to.roundTrips - from.roundTrips,
           byCommand,
+          backendCpuMs: (to.cpuSeconds - from.cpuSeconds) * 1000,
         };
       },
       memoryBytes: () => stats.usedMemoryBytes(),
@@ -83,12 +93,12 @@ export async function createProbe(backend: Backend, spec: CaseSpec): Promise<Pro
     return {
       async mark() {
         const byCommand = snapshotSqsRequests();
-        return { byCommand, roundTrips: sumCounts(byCommand) };
+        return { byCommand, roundTrips: sumCounts(byCommand), cpuSeconds: Number.NaN };
       },
       cost(from, to) {
         const byCommand = diffCounts(from.byCommand, to.byCommand);
         const requests = sumCounts(byCommand);
-        return { requests, roundTrips: requests, byCommand };
+        return { requests, roundTrips: requests, byCommand, backendCpuMs: Number.NaN };
       },
       memoryBytes: async () => Number.NaN,
       createSqsClient: () => createCountingSqsClient(endpoint, region),
@@ -96,8 +106,13 @@ export async function createProbe(backend: Backend, spec: CaseSpec): Promise<Pro
     };
   }
   return {
-    mark: async () => ({ byCommand: {}, roundTrips: Number.NaN }),
-    cost: () => ({ requests: Number.NaN, roundTrips: Number.NaN, byCommand: {} }),
+    mark: async () => ({ byCommand: {}, roundTrips: Number.NaN, cpuSeconds: Number.NaN }),
+    cost: () => ({
+      requests: Number.NaN,
+      roundTrips: Number.NaN,
+      byCommand: {},
+      backendCpuMs: Number.NaN,
+    }),
     async memoryBytes() {
       const gc = (globalThis as { gc?: () => void }).gc;
       gc?.();

@@ -217,7 +217,13 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
     if (backend !== "sqs") costHeader.push(memoryLabel);
     if (backend !== "memory") {
       costHeader.push(`${requestLabel} c=10`, `${requestLabel} c=100`);
-      if (backend === "redis") costHeader.push("round trips / job c=10", "round trips / job c=100");
+      if (backend === "redis") {
+        costHeader.push(
+          "round trips / job c=10",
+          "round trips / job c=100",
+          "redis-server CPU µs / job c=100",
+        );
+      }
     }
     if (backend !== "memory") costHeader.push("idle requests / s");
     costHeader.push("worker RSS peak MB c=100", "heap peak MB c=100");
@@ -241,6 +247,7 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
               row.push(
                 cell(lookup, system, baseline, "process-c10", "roundTripsPerJob", decimal),
                 cell(lookup, system, baseline, "process-c100", "roundTripsPerJob", decimal),
+                cell(lookup, system, baseline, "process-c100", "backendCpuUsPerJob", decimal),
               );
             }
           }

@@ -11,6 +11,8 @@ export interface RedisStats {
   client: Redis;
   commandCounts(): Promise<CommandCounts>;
   usedMemoryBytes(): Promise<number>;
+  /** CPU time the server has used (INFO cpu: user + sys), seconds. */
+  cpuSeconds(): Promise<number>;
   close(): void;
 }
 
@@ -34,6 +36,12 @@ export async function connectRedisStats(host: string, port: number): Promise<Red
     async usedMemoryBytes() {
       const text = await client.info("memory");
       return Number(text.match(/^used_memory:(\d+)/m)?.[1] ?? Number.NaN);
+    },
+    async cpuSeconds() {
+      const text = await client.info("cpu");
+      const user = Number(text.match(/^used_cpu_user:([\d.]+)/m)?.[1] ?? Number.NaN);
+      const sys = Number(text.match(/^used_cpu_sys:([\d.]+)/m)?.[1] ?? Number.NaN);
+      return user + sys;
     },
     close() {
       client.disconnect();
