@@ -380,19 +380,21 @@ export class SqsQueue implements Queue {
     const before = Date.now();
     let messages: Message[];
     try {
-      const out = await this.#init.client.send(
-        new ReceiveMessageCommand({
-          QueueUrl: band.url,
-          MaxNumberOfMessages: Math.max(1, Math.min(10, max)),
-          WaitTimeSeconds: waitSeconds,
-          VisibilityTimeout: seconds,
-          MessageSystemAttributeNames: this.fifo
-            ? ["ApproximateReceiveCount", "SentTimestamp", "MessageGroupId"]
-            : ["ApproximateReceiveCount", "SentTimestamp"],
-          MessageAttributeNames: ["All"],
-        }),
-        signal ? { abortSignal: signal } : {},
-      );
+      const command = new ReceiveMessageCommand({
+        QueueUrl: band.url,
+        MaxNumberOfMessages: Math.max(1, Math.min(10, max)),
+        WaitTimeSeconds: waitSeconds,
+        VisibilityTimeout: seconds,
+        MessageSystemAttributeNames: this.fifo
+          ? ["ApproximateReceiveCount", "SentTimestamp", "MessageGroupId"]
+          : ["ApproximateReceiveCount", "SentTimestamp"],
+        MessageAttributeNames: ["All"],
+      });
+      // No options object unless needed: the SDK caches resolved middleware (with
+      // `cacheMiddleware: true`) only for sends without options.
+      const out = await (signal
+        ? this.#init.client.send(command, { abortSignal: signal })
+        : this.#init.client.send(command));
       messages = out.Messages ?? [];
     } catch (error) {
       if (signal?.aborted) return;
