@@ -87,12 +87,11 @@ export interface SqsAdapterOptions {
    */
   entryRetries?: number;
   /**
-   * Receive this many messages ahead while a lane is busy (a receive came back full), so
-   * the next reserve is served from memory while the next ReceiveMessage is in flight.
-   * Prefetched messages hold leases (unreserved ones go back after `bufferHoldMs`).
-   * Worth it where a receive round trip is long (real SQS: 10-20 ms bounds one worker's
-   * lane to about 10 messages per round trip); on a CPU-bound local server it does not
-   * help. Unit: messages, a multiple of 10. Default 0 (off).
+   * Read ahead on a busy lane: when a receive came back full and the worker reserves again
+   * within 100 ms (its jobs finish fast), the next ReceiveMessage starts at once, so the
+   * next reserve is served from memory while it is in flight. Prefetched messages hold
+   * leases; ones not reserved within `bufferHoldMs` go back to SQS. 0 turns it off.
+   * Unit: messages, a multiple of 10. Default 10.
    */
   prefetch?: number;
   /** Called with failures of background work (hand-backs, re-delays). Default: process warning. */
@@ -185,7 +184,7 @@ export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
   const probeCacheMs = positiveInt("probeCacheMs", options.probeCacheMs, 1_000);
   const bufferHoldMs = positiveInt("bufferHoldMs", options.bufferHoldMs, 2_000);
   const entryRetries = positiveInt("entryRetries", options.entryRetries, 3);
-  const prefetch = positiveInt("prefetch", options.prefetch, 0);
+  const prefetch = positiveInt("prefetch", options.prefetch, 10);
   if (prefetch % 10 !== 0) throw new ConfigError("prefetch", prefetch, "must be a multiple of 10");
   const createQueues = options.createQueues ?? true;
   const fifoOption = options.fifo ?? false;

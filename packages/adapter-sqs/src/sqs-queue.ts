@@ -122,6 +122,8 @@ interface BandState extends LaneBand {
   lastFull?: boolean;
 }
 
+/** Reserves closer together than this mean a fast-draining worker (see prefetch). */
+const FAST_RESERVE_GAP_MS = 100;
 /** SQS DelaySeconds ceiling: 15 minutes. */
 const MAX_DELAY_SECONDS = 900;
 /** SQS VisibilityTimeout ceiling: 12 hours. */
@@ -161,6 +163,7 @@ export class SqsQueue implements Queue {
   #dlqIO: Promise<UrlIO> | undefined;
   #closed = false;
   #sweepAt = 0;
+  #lastReserveAt = 0;
   readonly #background = new Set<Promise<unknown>>();
 
   constructor(init: SqsQueueInit) {
@@ -249,6 +252,11 @@ export class SqsQueue implements Queue {
     this.#assertOpen();
     const { limit, leaseMs, waitMs, signal } = options;
     const seconds = Math.min(MAX_VISIBILITY_SECONDS, secondsFor(leaseMs));
+    const calledAt = Date.now();
+    // Read ahead only for a worker that comes back quickly (its jobs finish fast): one with
+    // slow jobs would leave prefetched messages holding leases in the buffer.
+    const fast = calledAt - this.#lastReserveAt < FAST_RESERVE_GAP_MS;
+    this.#lastReserveAt = calledAt;
     this.#sweep();
     let jobs = this.#take(limit);
     if (jobs.length === 0 && !signal?.aborted) {
@@ -279,7 +287,7 @@ export class SqsQueue implements Queue {
         jobs = await this.#longPoll(limit, seconds, waitMs, signal);
       }
     }
-    this.#maybePrefetch(limit, seconds);
+    if (fast) this.#maybePrefetch(limit, seconds);
     const result: ReserveResult = { jobs };
     if (this.#buffer.length > 0) result.ready = this.#buffer.length;
     return result;

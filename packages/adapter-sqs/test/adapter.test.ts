@@ -524,6 +524,51 @@ describe("long polls", () => {
   });
 });
 
+describe("prefetch", () => {
+  it("reads ahead for a fast worker, and hands back what it does not take, uncounted", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open({ prefetch: 10, bufferHoldMs: 300 });
+      await queue.put(Array.from({ length: 30 }, (_, i) => job(`p${i}`)));
+      const first = await queue.reserve(now());
+      const second = await queue.reserve(now()); // within 100 ms of the first: read ahead
+      expect(first.jobs.length + second.jobs.length).toBe(20);
+      await queue.ack([...first.jobs, ...second.jobs].map((j) => j.lock));
+      // Nobody reserves the 10 read ahead: after bufferHoldMs they go back to SQS.
+      await waitFor(async () => {
+        const c = await queue.counts();
+        return c.active === 0 && c.waiting === 10;
+      });
+      counter.reset();
+      const rest = await queue.reserve(now());
+      expect(rest.jobs).toHaveLength(10);
+      expect(rest.jobs.every((j) => j.attempt === 1)).toBe(true);
+      expect(counter.byCommand.ReceiveMessageCommand).toBe(1);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("does not read ahead for a slow worker", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open({ prefetch: 10 });
+      await queue.put(Array.from({ length: 30 }, (_, i) => job(`s${i}`)));
+      await queue.reserve(now());
+      await new Promise((r) => setTimeout(r, 150));
+      counter.reset();
+      await queue.reserve(now());
+      await new Promise((r) => setTimeout(r, 150));
+      expect(counter.byCommand.ReceiveMessageCommand).toBe(1);
+      expect((await queue.counts()).waiting).toBe(10);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+});
+
 describe("probe and counts", () => {
   it("probe is cached for probeCacheMs", async () => {
     const counter = countSqsRequests(client);
