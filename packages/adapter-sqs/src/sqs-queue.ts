@@ -118,6 +118,8 @@ interface BandState extends LaneBand {
   poll?: { done: Promise<void>; controller: AbortController } | undefined;
   /** Messages asked for by read-ahead receives in flight. */
   prefetching: number;
+  /** Why the last long poll failed, for the reserve waiting on it. */
+  pollError?: Error | undefined;
   /** The last receive came back full (the band is busy). */
   lastFull?: boolean;
 }
@@ -339,6 +341,13 @@ export class SqsQueue implements Queue {
       });
       const jobs = this.#take(limit);
       if (jobs.length > 0) return jobs;
+      for (const band of this.#bands) {
+        const error = band.pollError;
+        if (error) {
+          band.pollError = undefined;
+          throw error;
+        }
+      }
     }
   }
 
@@ -347,7 +356,11 @@ export class SqsQueue implements Queue {
     const waitSeconds = Math.min(20, Math.max(1, secondsFor(waitMs)));
     const done = this.#receive(band, limit, waitSeconds, seconds, controller.signal)
       .catch((error: unknown) => {
-        if (!this.#closed) this.#init.onError(asError(error));
+        if (this.#closed) return;
+        // A reserve waiting on this poll rethrows it (the worker backs off); with nobody
+        // waiting it is reported.
+        if (this.#waiters.size > 0) band.pollError = asError(error);
+        else this.#init.onError(asError(error));
       })
       .finally(() => {
         band.poll = undefined;

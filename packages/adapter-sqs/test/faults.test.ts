@@ -138,6 +138,28 @@ describe("per-entry failures inside a batch response", () => {
   });
 });
 
+describe("a backend that keeps failing", () => {
+  it("a long-polling reserve throws AdapterError instead of spinning", async () => {
+    const proxy = await startFaultProxy(server.endpoint, (action) =>
+      action === "ReceiveMessage" ? "unavailable" : undefined,
+    );
+    const client = sqsClient(proxy.endpoint, 1);
+    const errors: Error[] = [];
+    const adapter = createSqsAdapter({ client, onError: (e) => errors.push(e) });
+    const queue = await adapter.queue(uniqueName("down"), queueOptions);
+    const reserve = (waitMs: number) => queue.reserve({ limit: 10, leaseMs: 30_000, waitMs });
+    await expect(reserve(0)).rejects.toMatchObject({ code: "ADAPTER" });
+    const started = Date.now();
+    await expect(reserve(5000)).rejects.toMatchObject({ code: "ADAPTER" });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(proxy.seen.ReceiveMessage).toBeLessThanOrEqual(4);
+    expect(errors).toEqual([]);
+    await adapter.close();
+    client.destroy();
+    await proxy.close();
+  });
+});
+
 describe("a worker killed mid-job", () => {
   it("the message reappears after its visibility timeout and completes elsewhere", async () => {
     const clientA = sqsClient(server.endpoint);
