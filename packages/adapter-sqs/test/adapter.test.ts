@@ -722,6 +722,21 @@ describe("FIFO queues", () => {
     await adapter.close();
   });
 
+  it("holds a delayed FIFO job until due (by visibility: the early receive counts)", async () => {
+    const { adapter, queue } = await open({}, `${uniqueName()}.fifo`);
+    const runAt = Date.now() + 2000;
+    await queue.put([job("later", { runAt })]);
+    expect((await queue.reserve(now())).jobs).toEqual([]);
+    const j = await waitFor(async () => (await queue.reserve(now())).jobs[0], 6000);
+    expect(Date.now()).toBeGreaterThanOrEqual(runAt - 1000);
+    expect(j).toMatchObject({ id: "later", readyAt: runAt, attempt: 2 });
+    // A FIFO release keeps the job at the head of its group; the attempt counts (README).
+    expect(await queue.release([{ lock: j.lock, uncounted: true }])).toEqual(["ok"]);
+    const again = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(again).toMatchObject({ id: "later", attempt: 3 });
+    await adapter.close();
+  });
+
   it("the fifo option makes a FIFO queue of a plain name; nack dead reaches a FIFO DLQ", async () => {
     const { adapter, queue } = await open({ fifo: true });
     expect((queue as SqsQueue).bands[0]?.name.endsWith(".fifo")).toBe(true);
