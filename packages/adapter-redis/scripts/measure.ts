@@ -16,6 +16,7 @@ import { startRedis, waitFor } from "../test/helpers.ts";
 
 const total = Number(process.argv[2] ?? 20_000);
 const concurrency = Number(process.argv[3] ?? 100);
+const batchSize = Number(process.env.BATCH ?? 100);
 
 async function commandCount(stats: Redis): Promise<number> {
   const text = await stats.info("commandstats");
@@ -24,6 +25,14 @@ async function commandCount(stats: Redis): Promise<number> {
     if (m[1] !== "info") sum += Number(m[2]);
   }
   return sum;
+}
+
+async function commandCounts(stats: Redis): Promise<Record<string, number>> {
+  const text = await stats.info("commandstats");
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    out[m[1] as string] = Number(m[2]);
+  return out;
 }
 
 async function usedMemory(stats: Redis): Promise<number> {
@@ -114,6 +123,68 @@ try {
   const w2 = writes;
   if (process.env.SHOW_STATS) console.log(await stats.info("commandstats"));
   await worker.stop({ graceMs: 1_000 });
+
+  // 3. Latency into an idle worker: one job every 2 ms (500/s), publish -> handler start.
+  const latencies: number[] = [];
+  const sentAt = new Map<number, number>();
+  const timed = defineTask({
+    name: "timed",
+    queue: "latency",
+    schema: z.object({ i: z.number() }),
+    run: async ({ i }) => {
+      const t = sentAt.get(i);
+      if (t !== undefined) latencies.push(performance.now() - t);
+    },
+  });
+  const tl2 = createTasklane({
+    adapter,
+    closeAdapter: false,
+    queues: [{ name: "latency", batchSize: 10, leaseMs: 30_000, longPollMs: 1_000 }],
+    tasks: [timed],
+  });
+  const w2l = tl2.worker({ concurrency: 10 });
+  await w2l.start();
+  const publisherAdapter = createRedisAdapter({ connection: server.url, prefix: "cmd" });
+  const publisher = createTasklane({
+    adapter: publisherAdapter,
+    queues: [{ name: "latency" }],
+    tasks: [timed],
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  const c3 = await commandCount(stats);
+  const byCommand3 = await commandCounts(stats);
+  const w3 = writes;
+  for (let i = 0; i < 500; i++) {
+    sentAt.set(i, performance.now());
+    await publisher.publish(timed, { i });
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await waitFor(() => latencies.length >= 500, "latency jobs", 30_000);
+  await new Promise((r) => setTimeout(r, 100)); // let the last acks land
+  const c4 = await commandCount(stats);
+  if (process.env.SHOW_STATS) {
+    const byCommand4 = await commandCounts(stats);
+    const diff: Record<string, string> = {};
+    for (const [k, v] of Object.entries(byCommand4)) {
+      const d = v - (byCommand3[k] ?? 0);
+      if (d > 0) diff[k] = (d / 500).toFixed(2);
+    }
+    console.log("per single-published job:", diff);
+  }
+  const w4 = writes;
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) =>
+    (latencies[Math.floor(p * (latencies.length - 1))] ?? Number.NaN).toFixed(2);
+  console.log(
+    `latency publish -> start at ~500/s (separate publisher): p50 ${q(0.5)} ms, p99 ${q(0.99)} ms`,
+  );
+  console.log(
+    `single publishes into an idle worker: ${((c4 - c3) / 500).toFixed(2)} commands/job, ${((w4 - w3) / 500).toFixed(2)} round trips/job (publisher + worker)`,
+  );
+  await w2l.stop({ graceMs: 1_000 });
+  await publisher.close({ graceMs: 0 });
+  await tl2.close({ graceMs: 0 });
+  await publisherAdapter.close();
   await tl.close({ graceMs: 1_000 });
   const perJob = (n: number) => (n / total).toFixed(3);
   console.log(`publish: ${perJob(c1 - c0)} commands/job, ${perJob(w1 - w0)} round trips/job`);

@@ -3,6 +3,8 @@
 -- Every script receives the same eleven keys, all under one hash tag {<prefix>:<queue>}:
 --   KEYS[1]  m   meta hash: wl (live ids in the waiting list), lp (ids ever popped from
 --                it, for list() cursors), seq (put order), tok (fencing tokens), paused,
+--                rs (last full retention sweep), nd / ne (lower bounds of the earliest
+--                delayed due time / lease expiry: maintenance skips its queries before them)
 --                
 --   KEYS[2]  j   job records: encoded id -> cmsgpack array (see FIELD INDEXES below)
 --   KEYS[3]  w   waiting list of priority-0 jobs, FIFO (ids; canceled/deleted ids stay as
@@ -234,20 +236,46 @@ end
 -- Meta hash fields used by state-changing scripts, read once per call.
 local meta = {}
 do
-  local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused")
+  local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused", "rs", "nd", "ne")
   meta.wl = tonumber(m[1]) or 0
   meta.lp = tonumber(m[2]) or 0
   meta.seq = tonumber(m[3]) or 0
   meta.tok = tonumber(m[4]) or 0
   meta.paused = m[5] == "1"
+  meta.rs = tonumber(m[6]) or 0
+  -- absent (or lost) bounds are 0: the next maintenance queries and recomputes them
+  meta.nd = tonumber(m[7]) or 0
+  meta.ne = tonumber(m[8]) or 0
 end
 local metaDirty = false
 
 function flushMeta()
   if metaDirty then
-    redis.call("HSET", KM, "wl", meta.wl, "lp", meta.lp, "seq", meta.seq, "tok", meta.tok)
+    redis.call("HSET", KM, "wl", meta.wl, "lp", meta.lp, "seq", meta.seq, "tok", meta.tok,
+      "nd", meta.nd, "ne", meta.ne)
     metaDirty = false
   end
+end
+
+-- A delayed job or a lease was added with this time: keep the cached bounds below it.
+local function lowerDelayedBound(at)
+  if at < meta.nd then
+    meta.nd = at
+    metaDirty = true
+  end
+end
+
+local function lowerLeaseBound(at)
+  if at < meta.ne then
+    meta.ne = at
+    metaDirty = true
+  end
+end
+
+local function headScore(key)
+  local head = redis.call("ZRANGE", key, 0, 0, "WITHSCORES")
+  if head[2] then return tonumber(head[2]) end
+  return 1e300
 end
 
 -- Appending to the waiting structures, collected and written once per call.
@@ -408,11 +436,13 @@ end
 
 local FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
 
+local finishedTouched = {}
 function flushFinished()
   local any = false
   for state, adds in pairs(finishedAdds) do
     if #adds > 0 then
       any = true
+      finishedTouched[state] = true
       for i = 1, #adds, 7998 do
         redis.call("ZADD", FINISHED_KEYS[state], unpack(adds, i, math.min(i + 7997, #adds)))
       end
@@ -433,9 +463,14 @@ end
 -- Promote due delayed jobs and reclaim expired leases, in due order.
 local function maintain()
   local moved = {}
-  local due = redis.call("ZRANGEBYSCORE", KD, "-inf", NOW, "LIMIT", 0, BUDGET)
+  local due = {}
+  if NOW >= meta.nd then
+    due = redis.call("ZRANGEBYSCORE", KD, "-inf", NOW, "LIMIT", 0, BUDGET)
+    if #due > 0 then redis.call("ZREM", KD, unpack(due)) end
+    meta.nd = headScore(KD)
+    metaDirty = true
+  end
   if #due > 0 then
-    redis.call("ZREM", KD, unpack(due))
     load(due)
     for i = 1, #due do
       local id = due[i]
@@ -450,9 +485,14 @@ local function maintain()
       end
     end
   end
-  local expired = redis.call("ZRANGEBYSCORE", KA, "-inf", NOW, "LIMIT", 0, BUDGET)
+  local expired = {}
+  if NOW >= meta.ne then
+    expired = redis.call("ZRANGEBYSCORE", KA, "-inf", NOW, "LIMIT", 0, BUDGET)
+    if #expired > 0 then redis.call("ZREM", KA, unpack(expired)) end
+    meta.ne = headScore(KA)
+    metaDirty = true
+  end
   if #expired > 0 then
-    redis.call("ZREM", KA, unpack(expired))
     load(expired)
     for i = 1, #expired do
       local id = expired[i]
@@ -490,26 +530,36 @@ end
 function retention()
   local spec = {}
   for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = tonumber(v) end
+  -- States that just received jobs are trimmed now; the age sweep of the others runs at
+  -- most once a second per queue (saves commands on every ack).
+  local sweep = NOW - meta.rs >= 1000
+  if sweep then
+    meta.rs = NOW
+    redis.call("HSET", KM, "rs", NOW)
+  end
   local keys = { KS, KF, KC }
+  local states = { SUCCEEDED, FAILED, CANCELED }
   for i = 1, 3 do
     local maxAge, maxCount = spec[2 * i - 1], spec[2 * i]
     local key = keys[i]
     local budget = RETENTION_BUDGET
-    if maxCount and maxCount >= 0 then
-      local n = redis.call("ZCARD", key)
-      if n > maxCount then
-        local drop = math.min(n - maxCount, budget)
-        local ids = redis.call("ZRANGE", key, 0, drop - 1)
-        redis.call("HDEL", KJ, unpack(ids))
-        redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
-        budget = budget - drop
+    if finishedTouched[states[i]] or sweep then
+      if maxCount and maxCount >= 0 then
+        local n = redis.call("ZCARD", key)
+        if n > maxCount then
+          local drop = math.min(n - maxCount, budget)
+          local ids = redis.call("ZRANGE", key, 0, drop - 1)
+          redis.call("HDEL", KJ, unpack(ids))
+          redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
+          budget = budget - drop
+        end
       end
-    end
-    if maxAge and maxAge >= 0 and budget > 0 then
-      local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
-      if #ids > 0 then
-        redis.call("HDEL", KJ, unpack(ids))
-        redis.call("ZREM", key, unpack(ids))
+      if maxAge and maxAge >= 0 and budget > 0 then
+        local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
+        if #ids > 0 then
+          redis.call("HDEL", KJ, unpack(ids))
+          redis.call("ZREM", key, unpack(ids))
+        end
       end
     end
   end

@@ -25,5 +25,7 @@ end
 if #leases > 0 then
   redis.call("ZADD", KA, unpack(leases))
   flushRecords()
+  lowerLeaseBound(NOW + lease)
+  flushMeta()
 end
 return result

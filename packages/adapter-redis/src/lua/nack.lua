@@ -55,6 +55,7 @@ if #done > 0 then
   if wasEmpty and #listAppend + #prioAdd > 0 then wake() end
   flushWaiting()
   if earliest ~= nil then
+    lowerDelayedBound(earliest)
     wakeIfEarliest(earliest)
     redis.call("ZADD", KD, unpack(delayedAdd))
   end

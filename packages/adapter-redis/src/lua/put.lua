@@ -67,6 +67,7 @@ end
 if #listAppend + #prioAdd > 0 and wlBefore == 0 and redis.call("ZCARD", KP) == 0 then wake() end
 flushWaiting()
 if earliest ~= nil then
+  lowerDelayedBound(earliest)
   wakeIfEarliest(earliest)
   for i = 1, #delayedAdd, 7998 do
     redis.call("ZADD", KD, unpack(delayedAdd, i, math.min(i + 7997, #delayedAdd)))

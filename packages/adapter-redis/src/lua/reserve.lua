@@ -128,7 +128,10 @@ if not meta.paused then
 end
 
 flushRecords()
-if #leases > 0 then redis.call("ZADD", KA, unpack(leases)) end
+if #leases > 0 then
+  redis.call("ZADD", KA, unpack(leases))
+  lowerLeaseBound(NOW + lease)
+end
 flushMeta()
 flushStats()
 if #finishedAdds[FAILED] > 0 then
