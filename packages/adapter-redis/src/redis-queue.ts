@@ -43,6 +43,8 @@ const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finish
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
+/** How long "the queue was left empty" is trusted by the next long poll, ms. */
+const IDLE_HINT_MS = 1_000;
 /** Fields per job in a reserve reply (see lua/reserve.lua). */
 const RESERVE_FIELDS = 11;
 
@@ -53,6 +55,14 @@ export class RedisQueue implements Required<Queue> {
   private readonly keys: QueueKeys;
   /** ARGV[1..6] of every script (see lua/_common.lua). */
   private common: string[] = [];
+  /**
+   * Set when this queue's last reserve left nothing takeable: a long poll that follows soon
+   * after blocks on the wake-up key at once instead of running an empty reserve first.
+   * Safe because every change that makes a job takeable in an empty queue (a put, a
+   * resume, a freed slot, an earlier delayed job) pushes a wake-up marker, and a worker
+   * that takes jobs and leaves some passes the wake-up on.
+   */
+  private idle: { at: number; nextAt: number } | undefined = undefined;
 
   constructor(name: string, options: QueueOptions, shared: AdapterShared) {
     this.name = name;
@@ -74,6 +84,7 @@ export class RedisQueue implements Required<Queue> {
   }
 
   private async run(script: ScriptName, args: Array<string | number>): Promise<unknown> {
+    if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
     const what = `${script} on queue "${this.name}"`;
     this.shared.check(`redis queue "${this.name}"`);
     return runScript(
@@ -122,11 +133,27 @@ export class RedisQueue implements Required<Queue> {
     const waitMs = Number.isFinite(options.waitMs) ? Math.max(0, options.waitMs) : 0;
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
+    const idle = this.idle;
+    if (waitMs > 0 && idle !== undefined && Date.now() - idle.at < IDLE_HINT_MS) {
+      this.idle = undefined;
+      const blockMs = Math.min(
+        waitMs,
+        this.shared.maxBlockMs,
+        Math.max(1, idle.nextAt - Date.now()),
+      );
+      await this.shared.waitForWake(this.keys.wake, blockMs, signal);
+      if (signal?.aborted || this.shared.closed) return { jobs: [], ready: 0 };
+    }
     for (;;) {
       const reply = (await this.run("reserve", [limit, Math.ceil(leaseMs)])) as Array<
         string | number | null
       >;
       const result = parseReserve(reply);
+      const nextInMs = Number(reply[1]);
+      this.idle =
+        result.ready === 0
+          ? { at: Date.now(), nextAt: nextInMs >= 0 ? Date.now() + nextInMs : Infinity }
+          : undefined;
       if (result.jobs.length > 0 || waitMs <= 0 || signal?.aborted || this.shared.closed) {
         return result;
       }
@@ -135,8 +162,7 @@ export class RedisQueue implements Required<Queue> {
       // Block on the wake-up key: a put into the empty queue, a resume or a freed slot
       // pushes a marker; a delayed job falling due or a lease expiring ends the block.
       let blockMs = Math.min(left, this.shared.maxBlockMs);
-      const nextIn = Number(reply[1]);
-      if (nextIn >= 0) blockMs = Math.min(blockMs, nextIn + 1);
+      if (nextInMs >= 0) blockMs = Math.min(blockMs, nextInMs + 1);
       await this.shared.waitForWake(this.keys.wake, blockMs, signal);
       if (signal?.aborted || this.shared.closed) return { jobs: [], ready: result.ready ?? 0 };
     }

@@ -530,8 +530,8 @@ end
 function retention()
   local spec = {}
   for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = tonumber(v) end
-  -- States that just received jobs are trimmed now; the age sweep of the others runs at
-  -- most once a second per queue (saves commands on every ack).
+  -- States that just received jobs are trimmed by count now; ages are swept (every
+  -- state) at most once a second per queue: saves commands on every ack.
   local sweep = NOW - meta.rs >= 1000
   if sweep then
     meta.rs = NOW
@@ -554,7 +554,8 @@ function retention()
           budget = budget - drop
         end
       end
-      if maxAge and maxAge >= 0 and budget > 0 then
+      -- Age applies on the once-a-second sweep; count limits on every call.
+      if sweep and maxAge and maxAge >= 0 and budget > 0 then
         local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
         if #ids > 0 then
           redis.call("HDEL", KJ, unpack(ids))

@@ -150,11 +150,10 @@ if taken > 0 and ready > 0 then
   wake()
 end
 if taken == 0 then
-  local nextAt = nil
-  local d = redis.call("ZRANGE", KD, 0, 0, "WITHSCORES")
-  if d[2] then nextAt = tonumber(d[2]) end
-  local a = redis.call("ZRANGE", KA, 0, 0, "WITHSCORES")
-  if a[2] and (nextAt == nil or tonumber(a[2]) < nextAt) then nextAt = tonumber(a[2]) end
-  if nextAt ~= nil then out[2] = math.max(0, nextAt - NOW) end
+  -- When the caller blocks, it wakes by the next due time or lease expiry. The cached
+  -- bounds are exact after this call's maintenance or lower (an acked lease): at worst
+  -- an early wake-up, whose maintenance then refreshes them.
+  local nextAt = math.min(meta.nd, meta.ne)
+  if nextAt < 1e299 then out[2] = math.max(0, nextAt - NOW) end
 end
 return out
