@@ -95,7 +95,7 @@ try {
       {
         name: "bench",
         priority: 1,
-        batchSize: 100,
+        batchSize,
         leaseMs: 30_000,
         longPollMs: 1_000,
         numIterations: 10,
