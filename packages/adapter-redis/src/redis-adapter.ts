@@ -246,12 +246,20 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
           pendingWaits.delete(onAbort);
           resolve();
         };
+        const nudge = () => {
+          // Wakes the longest-blocked waiter on this queue: ours when it is the only one;
+          // another process's wakes spuriously (harmless), ours then ends within maxBlockMs.
+          client.lpush(key, "1").catch(() => {});
+        };
         const onAbort = () => {
           finish();
-          // Free the connection at once where we can (CLIENT UNBLOCK on a single server);
-          // otherwise the block ends on its own within maxBlockMs.
-          if (c.id !== undefined && !shared.closed) {
-            (client as Redis).client("UNBLOCK", c.id).catch(() => {});
+          if (shared.closed) return;
+          // Free the connection at once: CLIENT UNBLOCK on a single server; on Cluster (no
+          // per-node client id at hand) or when the ACL refuses it, a wake-up marker.
+          if (c.id !== undefined) {
+            (client as Redis).client("UNBLOCK", c.id).catch(nudge);
+          } else {
+            nudge();
           }
         };
         signal?.addEventListener("abort", onAbort, { once: true });

@@ -358,6 +358,60 @@ describe("management", () => {
     expect(await raw.hlen(queueKeys(prefix, name).all[1]!)).toBe(3);
   });
 
+  it("keeps at most historyLimit events per job, newest last", async () => {
+    const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
+      maxStalls: 5,
+      historyLimit: 3,
+    });
+    const put = job();
+    await q.put([put]);
+    for (let i = 0; i < 3; i++) {
+      const [got] = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+      await q.release([{ lock: got!.lock, uncounted: true }]);
+    }
+    const info = await q.get(put.id);
+    expect(info?.history.map((e) => e.event)).toEqual(["released", "reserved", "released"]);
+    expect(info?.attempt).toBe(0);
+  });
+
+  it("removes finished jobs past their maximum age", async () => {
+    const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
+      ...opts,
+      retention: { succeeded: { maxAgeMs: 50 }, failed: { maxAgeMs: 60_000 } },
+    });
+    const [a, b] = [job(), job()];
+    await q.put([a, b]);
+    const got = (await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 })).jobs;
+    await q.ack([got[0]!.lock]);
+    const error = { name: "Error", message: "x", reason: "error" as const };
+    await q.nack([{ lock: got[1]!.lock, dead: true, error }]);
+    // The age sweep runs at most once a second per queue, with the next state change.
+    await waitFor(async () => {
+      await q.counts();
+      return (await q.get(a.id)) === undefined;
+    }, "the old succeeded job to go");
+    expect((await q.get(b.id))?.state).toBe("failed");
+  });
+
+  it("reclaims an expired lease with history, and fences the old holder", async () => {
+    const q = await fresh();
+    const put = job();
+    await q.put([put]);
+    const [first] = (await q.reserve({ limit: 1, leaseMs: 50, waitMs: 0 })).jobs;
+    const second = await waitFor(
+      async () => (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs[0],
+      "the re-delivery",
+    );
+    expect(second.attempt).toBe(2);
+    expect(await q.ack([first!.lock])).toEqual(["lost"]);
+    expect((await q.get(put.id))?.history.map((e) => e.event)).toEqual([
+      "published",
+      "reserved",
+      "stalled",
+      "reserved",
+    ]);
+  });
+
   it("skips canceled and deleted waiting jobs left in the list", async () => {
     const q = await fresh();
     const jobs = Array.from({ length: 6 }, () => job());
@@ -389,6 +443,35 @@ describe("bad input and failures", () => {
     expect(await q.nack([{ lock: got[0]!.lock, dead: true, error }])).toEqual(["ok"]);
     expect((await q.get(a.id))?.error?.reason).toBe("malformed");
     expect(await q.ack([got[2]!.lock])).toEqual(["ok"]);
+  });
+
+  it("survives corrupted records of delayed, failed and deleted jobs", async () => {
+    const q = await fresh();
+    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const delayed = job({ runAt: Date.now() + 100 });
+    const failing = job();
+    const doomed = job();
+    await q.put([delayed, failing, doomed]);
+    const got = (await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 })).jobs;
+    const error = { name: "Error", message: "x", reason: "error" as const };
+    await q.nack([{ lock: got[0]!.lock, dead: true, error }]);
+    await q.ack([got[1]!.lock]);
+    for (const j of [delayed, failing, doomed]) await raw.hset(jobsKey, encodeId(j.id), "garbage");
+    // a corrupted delayed job falls due and is handed out as malformed
+    const late = await waitFor(
+      async () => (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs[0],
+      "the corrupted delayed job",
+    );
+    expect(late.id).toBe(delayed.id);
+    expect(late.malformed).toBeDefined();
+    // a corrupted failed job is retried (and will be handed out as malformed)
+    expect(await q.retryFailed()).toBe(1);
+    expect(
+      (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs[0]?.malformed,
+    ).toBeDefined();
+    // a corrupted finished job can be deleted
+    expect(await q.delete([doomed.id])).toBe(1);
+    expect(await raw.hexists(jobsKey, encodeId(doomed.id))).toBe(0);
   });
 
   it("refuses a server whose maxmemory-policy may evict jobs, unless allowed", async () => {

@@ -198,12 +198,13 @@ end
 
 -- Write back everything a maintenance pass or a transition collected.
 local flushWaiting, flushFinished, flushStats, flushMeta, retention
+local meta = {}
 local function flushAll()
   flushRecords()
   flushWaiting()
   flushMeta()
   flushStats()
-  if flushFinished() then retention() end
+  if flushFinished() or NOW - meta.rs >= 1000 then retention() end
 end
 
 local function pmember(rec, id)
@@ -234,7 +235,6 @@ local function note(rec, event, detail)
 end
 
 -- Meta hash fields used by state-changing scripts, read once per call.
-local meta = {}
 do
   local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused", "rs", "nd", "ne")
   meta.wl = tonumber(m[1]) or 0

@@ -74,5 +74,6 @@ if earliest ~= nil then
   end
 end
 flushMeta()
+if flushFinished() or NOW - meta.rs >= 1000 then retention() end
 if ARGV[7] == "1" then publishEvent("put", created) end
 return result

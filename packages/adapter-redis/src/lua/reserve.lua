@@ -134,10 +134,8 @@ if #leases > 0 then
 end
 flushMeta()
 flushStats()
-if #finishedAdds[FAILED] > 0 then
-  flushFinished()
-  retention()
-end
+-- Retention: states that received jobs now (stalled ones failed), ages once a second.
+if flushFinished() or NOW - meta.rs >= 1000 then retention() end
 
 local ready = 0
 if not meta.paused then
