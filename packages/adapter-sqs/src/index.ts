@@ -4,6 +4,7 @@ export { countSqsRequests, type SqsRequestCounter } from "./request-counter.ts";
 export {
   createSqsAdapter,
   type PriorityLanes,
+  SQS_MAX_CALL_BATCH,
   SQS_MAX_DELAY_MS,
   SQS_MAX_LEASE_MS,
   type SqsAdapter,

@@ -98,6 +98,8 @@ export interface SqsAdapterOptions {
   onError?: (error: Error) => void;
 }
 
+/** Most items per adapter call (SQS requests carry 10 each; a call makes up to 10). */
+export const SQS_MAX_CALL_BATCH = 100;
 /** 12 hours: SQS's longest visibility timeout. */
 export const SQS_MAX_LEASE_MS = 43_200_000;
 /** One year: longer delays hop every 15 minutes (see README), so this is a policy bound. */
@@ -106,7 +108,10 @@ export const SQS_MAX_DELAY_MS = 365 * 86_400_000;
 /** What the SQS adapter can do (priorities depends on `priorityLanes`). */
 export function sqsCapabilities(priorities: boolean): Capabilities {
   return {
-    maxBatch: 10,
+    // Items per adapter call, not per SQS request: a call is split into batch requests of
+    // 10 sent in parallel (and a busy reserve fans out receives), so core's calls need not
+    // wait for each other ten jobs at a time.
+    maxBatch: SQS_MAX_CALL_BATCH,
     maxDelayMs: SQS_MAX_DELAY_MS,
     maxLeaseMs: SQS_MAX_LEASE_MS,
     maxWaitMs: 20_000,

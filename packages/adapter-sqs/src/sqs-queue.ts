@@ -122,6 +122,8 @@ interface BandState extends LaneBand {
   pollError?: Error | undefined;
   /** The last receive came back full (the band is busy). */
   lastFull?: boolean;
+  /** Parallel receives the next busy reserve may make (see #receiveFan). */
+  fan: number;
 }
 
 /** Reserves closer together than this mean a fast-draining worker (see prefetch). */
@@ -176,6 +178,7 @@ export class SqsQueue implements Queue {
       ...b,
       io: createUrlIO({ client: init.client, url: b.url, entryRetries: init.entryRetries }),
       prefetching: 0,
+      fan: 1,
     }));
     this.bands = init.bands;
   }
@@ -273,7 +276,7 @@ export class SqsQueue implements Queue {
           continue;
         }
         const before = jobs.length;
-        await this.#receive(band, limit - jobs.length, 0, seconds, undefined);
+        await this.#receiveFan(band, limit - jobs.length, seconds);
         jobs = jobs.concat(this.#take(limit - jobs.length));
         if (this.#closed) break;
         // Serving a lower band while higher ones look empty: watch those with a long poll
@@ -362,6 +365,7 @@ export class SqsQueue implements Queue {
         if (this.#waiters.size > 0) band.pollError = asError(error);
         else this.#init.onError(asError(error));
       })
+      .then(() => {})
       .finally(() => {
         band.poll = undefined;
       });
@@ -397,7 +401,7 @@ export class SqsQueue implements Queue {
     waitSeconds: number,
     seconds: number,
     signal: AbortSignal | undefined,
-  ): Promise<void> {
+  ): Promise<number> {
     const before = Date.now();
     let messages: Message[];
     try {
@@ -418,7 +422,7 @@ export class SqsQueue implements Queue {
         : this.#init.client.send(command));
       messages = out.Messages ?? [];
     } catch (error) {
-      if (signal?.aborted) return;
+      if (signal?.aborted) return 0;
       throw new AdapterError("sqs", `ReceiveMessage on ${band.name}: ${describe(error)}`, {
         cause: error,
       });
@@ -451,15 +455,36 @@ export class SqsQueue implements Queue {
       }
       fresh.push(h);
     }
-    if (fresh.length === 0) return;
-    if (this.#closed) {
-      // Brought in by a poll that outlived close(): hand straight back.
-      for (const h of fresh) this.#later(this.#handBack(h, h.attempt - 1));
-      return;
+    if (fresh.length > 0) {
+      if (this.#closed) {
+        // Brought in by a poll that outlived close(): hand straight back.
+        for (const h of fresh) this.#later(this.#handBack(h, h.attempt - 1));
+      } else {
+        this.#buffer.push(...fresh);
+        for (const wake of [...this.#waiters]) wake();
+        this.#armHoldTimer();
+      }
     }
-    this.#buffer.push(...fresh);
-    for (const wake of [...this.#waiters]) wake();
-    this.#armHoldTimer();
+    return messages.length;
+  }
+
+  /**
+   * Receive up to `need` messages from a band, in parallel requests of 10 when the band is
+   * busy. The fan-out grows (1, 2, 4 … 10 requests) while every request comes back full
+   * and drops to 1 as soon as one comes back short, so a draining lane wastes at most one
+   * round of empty receives.
+   */
+  async #receiveFan(band: BandState, need: number, seconds: number): Promise<void> {
+    const n = Math.max(1, Math.min(Math.ceil(need / 10), band.fan));
+    const sizes = Array.from({ length: n }, (_, i) => Math.min(10, need - i * 10));
+    const got = await Promise.all(
+      sizes.map((size) => this.#receive(band, size, 0, seconds, undefined)),
+    );
+    const full = got.every((count, i) => count >= (sizes[i] as number));
+    band.fan = full ? Math.min(10, band.fan * 2) : 1;
+    // One short answer among full ones does not make the band empty.
+    if (full) band.emptyAt = undefined;
+    band.lastFull = full;
   }
 
   #decode(band: BandState, m: Message, now: number, expiresAt: number): Held | undefined {

@@ -77,7 +77,7 @@ describe("capabilities", () => {
     expect(adapter.name).toBe("sqs");
     expect(adapter.capabilities).toEqual(sqsCapabilities(false));
     expect(adapter.capabilities).toMatchObject({
-      maxBatch: 10,
+      maxBatch: 100,
       maxLeaseMs: 12 * 3_600_000,
       maxWaitMs: 20_000,
       timeResolutionMs: 1000,
@@ -152,6 +152,35 @@ describe("put and reserve", () => {
       // Nothing left: an empty lane costs one receive.
       expect((await queue.reserve(now())).jobs).toEqual([]);
       expect(counter.commands).toBe(1);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  it("a call of up to 100 jobs fans out into parallel batch requests of 10", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open({ prefetch: 0 });
+      counter.reset();
+      await queue.put(Array.from({ length: 100 }, (_, i) => job(`f${i}`)));
+      expect(counter.byCommand.SendMessageBatchCommand).toBe(10);
+      // Receives fan out while they come back full: 1, then 2, then 4 requests at once.
+      const sizes: number[] = [];
+      const receives: number[] = [];
+      const locks = [];
+      for (let i = 0; i < 3; i++) {
+        counter.reset();
+        const { jobs } = await queue.reserve(now(100));
+        sizes.push(jobs.length);
+        receives.push(counter.byCommand.ReceiveMessageCommand ?? 0);
+        locks.push(...jobs.map((j) => j.lock));
+      }
+      expect(sizes).toEqual([10, 20, 40]);
+      expect(receives).toEqual([1, 2, 4]);
+      counter.reset();
+      expect(await queue.ack(locks)).toEqual(locks.map(() => "ok"));
+      expect(counter.byCommand.DeleteMessageBatchCommand).toBe(7);
       await adapter.close();
     } finally {
       counter.dispose();
