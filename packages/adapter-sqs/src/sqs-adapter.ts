@@ -87,11 +87,11 @@ export interface SqsAdapterOptions {
    */
   entryRetries?: number;
   /**
-   * Read ahead on a busy lane: when a receive came back full and the worker reserves again
-   * within 100 ms (its jobs finish fast), the next ReceiveMessage starts at once, so the
-   * next reserve is served from memory while it is in flight. Prefetched messages hold
-   * leases; ones not reserved within `bufferHoldMs` go back to SQS. 0 turns it off.
-   * Unit: messages, a multiple of 10. Default 10.
+   * Read ahead on a busy lane for a worker that reserves again within 100 ms (its jobs
+   * finish fast): after a full receive the next ReceiveMessage starts at once, and a
+   * reserve for fewer than 10 receives 10, keeping the rest for the next reserves.
+   * Buffered messages hold leases; ones not reserved within `bufferHoldMs` go back to
+   * SQS. 0 turns it off. Unit: messages, a multiple of 10. Default 10.
    */
   prefetch?: number;
   /** Called with failures of background work (hand-backs, re-delays). Default: process warning. */

@@ -276,7 +276,11 @@ export class SqsQueue implements Queue {
           continue;
         }
         const before = jobs.length;
-        await this.#receiveFan(band, limit - jobs.length, seconds);
+        // A fast worker asking for fewer than 10 (few free slots) on a busy band gets a
+        // full receive; the rest waits in the buffer for its next reserve (see prefetch).
+        const need = limit - jobs.length;
+        const surplus = fast && this.#init.prefetch > 0 && band.lastFull === true;
+        await this.#receiveFan(band, surplus ? Math.max(need, 10) : need, seconds);
         jobs = jobs.concat(this.#take(limit - jobs.length));
         if (this.#closed) break;
         // Serving a lower band while higher ones look empty: watch those with a long poll

@@ -579,6 +579,28 @@ describe("prefetch", () => {
     }
   });
 
+  it("a fast worker with one free slot gets a full receive, served one by one", async () => {
+    const counter = countSqsRequests(client);
+    try {
+      const { adapter, queue } = await open({ prefetch: 10 });
+      await queue.put(Array.from({ length: 11 }, (_, i) => job(`c${i}`)));
+      counter.reset();
+      const ids: string[] = [];
+      for (let i = 0; i < 11; i++) {
+        const { jobs } = await queue.reserve(now(1));
+        expect(jobs).toHaveLength(1);
+        ids.push(jobs[0]!.id);
+        await queue.ack([jobs[0]!.lock]);
+      }
+      expect(new Set(ids).size).toBe(11);
+      // 1 receive of 1 (the band is busy), then 1 of 10 served from memory.
+      expect(counter.byCommand.ReceiveMessageCommand).toBe(2);
+      await adapter.close();
+    } finally {
+      counter.dispose();
+    }
+  });
+
   it("does not read ahead for a slow worker", async () => {
     const counter = countSqsRequests(client);
     try {
