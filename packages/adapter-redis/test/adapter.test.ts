@@ -103,6 +103,15 @@ describe("scripts", () => {
     expect(got).toEqual(samples.map((ms) => bucketIndex(ms)));
   });
 
+  it("map a script's own error code through the error table", async () => {
+    const keys = queueKeys(prefix, "bad-args").all;
+    const common = ["bad-args", "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
+    const { runScript } = await import("../src/scripts.ts");
+    await expect(
+      runScript(raw, SCRIPTS.ack, keys, [...common, "only-an-id"], "ack"),
+    ).rejects.toThrow(/bad argument/);
+  });
+
   it("refuses queue names that would break the hash tag", async () => {
     await expect(adapter.queue("a{b}", opts)).rejects.toBeInstanceOf(ConfigError);
   });

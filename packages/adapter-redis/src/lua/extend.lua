@@ -4,6 +4,10 @@
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 
 local lease = tonumber(ARGV[7])
+if (#ARGV - 7) % 2 ~= 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT extend takes 2 arguments per item")
+end
+
 local ids = {}
 for i = 8, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 load(ids)

@@ -4,6 +4,10 @@
 --       history detail (error message for a retry, reason for a dead job)
 -- Returns: one integer per item: 1 ok, 2 canceled, 0 lost.
 
+if (#ARGV - 6) % 5 ~= 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT nack takes 5 arguments per item")
+end
+
 local ids = {}
 for i = 7, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
 load(ids)

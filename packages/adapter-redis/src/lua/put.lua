@@ -5,6 +5,10 @@
 --       priority, runAt ("" = now), publishedAt
 -- Returns: one integer per job, 1 created / 0 duplicate (in-batch: first occurrence wins).
 
+if (#ARGV - 7) % 7 ~= 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes 7 arguments per job")
+end
+
 local wlBefore = meta.wl
 maintain()
 

@@ -3,6 +3,10 @@
 -- ARGV: common 1..6; then 2 per lock: id, token
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 
+if (#ARGV - 6) % 2 ~= 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT release takes 2 arguments per item")
+end
+
 local ids = {}
 for i = 7, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 load(ids)
