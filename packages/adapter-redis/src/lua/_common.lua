@@ -5,8 +5,7 @@
 --                it, for list() cursors), seq (put order), tok (fencing tokens), paused,
 --                rs (last full retention sweep), nd / ne (lower bounds of the earliest
 --                delayed due time / lease expiry: maintenance skips its queries before them)
---                
---   KEYS[2]  j   job records: encoded id -> cmsgpack array (see FIELD INDEXES below)
+--   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
 --   KEYS[3]  w   waiting list of priority-0 jobs, FIFO (ids; canceled/deleted ids stay as
 --                tombstones until popped: a popped id counts only if its record is waiting)
 --   KEYS[4]  p   waiting zset of jobs with priority /= 0: score -priority, member
