@@ -228,8 +228,9 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       });
       await tl.publish(task, {});
       // Heartbeats far apart: the lease runs out, and a rival consumer takes the job (the
-      // worker has one slot, held by the running job, so it cannot take it back itself).
-      await tl.worker({ concurrency: 1, heartbeatMs: 3 * leaseMs }).start();
+      // worker has one slot, held by the running job, and no prefetch, so it cannot take
+      // the job back itself).
+      await tl.worker({ concurrency: 1, prefetch: 0, heartbeatMs: 3 * leaseMs }).start();
       await h.waitFor(() => seen.started.length === 1, "the job to start");
       const rival = await h.adapter.queue(`${namespace}_work`, { maxStalls: 3, historyLimit: 20 });
       const stolen = await h.waitFor(

@@ -55,6 +55,14 @@ import { type AnyTask, type JobContext, validatePayload } from "./task.ts";
 export interface WorkerOptions {
   /** Jobs running at once in this worker. Default 10. */
   concurrency?: number;
+  /**
+   * Jobs the worker may reserve beyond `concurrency`, so the next batch is at hand when
+   * slots free up and the backend round trip overlaps with running jobs. Prefetched jobs
+   * keep their leases by heartbeat, start in lane-priority order, are handed back
+   * unstarted at shutdown, and still obey Kale's time budget when they start. 0 turns
+   * prefetching off. Default: the largest `batchSize` among the served queues.
+   */
+  prefetch?: number;
   /** Serve only these queues (config names). Default: all. */
   queues?: string[];
   /** How long a ready count learned from a reserve or probe is trusted, ms. Default 1_000. */
@@ -169,6 +177,12 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const caps = adapter.capabilities;
 
   const selector = client.makeSelector();
+  const prefetch = options.prefetch ?? Math.max(...configs.map((c) => c.batchSize));
+  if (!(Number.isInteger(prefetch) && prefetch >= 0)) {
+    throw new ConfigError("worker.prefetch", prefetch, "must be an integer >= 0");
+  }
+  /** Jobs this worker may hold at once: running plus prefetched. */
+  const capacity = concurrency + prefetch;
   const pool = new PQueue({ concurrency });
   /** Jobs dispatched to the pool whose run has not ended (counted here, not by p-queue,
    * so the loop learns of a free slot without an event per job). */
@@ -477,6 +491,12 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   const execute = async (h: HeldJob): Promise<void> => {
     if (h.settled) return;
+    if (stopping) {
+      // A prefetched job that had not started when the worker began to stop: hand it
+      // back at once, unstarted and uncounted, for another worker.
+      settle(h, { kind: "release" });
+      return;
+    }
     const job = h.job;
     if (job.malformed !== undefined) {
       settle(h, {
@@ -572,7 +592,9 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     hold(h);
     drainedEmitted = false;
     active++;
-    void pool.add(() => runJob(h));
+    // With several lanes, buffered jobs start in lane-priority order.
+    if (lanes.length > 1) void pool.add(() => runJob(h), { priority: ls.lane.priority });
+    else void pool.add(() => runJob(h));
   };
 
   /** One pool task: never rejects, and frees its slot when the job's run ends. */
@@ -634,8 +656,18 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   };
 
   // ── the loop ──────────────────────────────────────────────────────────────────────
-  const waitForSlot = async () => {
-    while (!stopping && active >= concurrency) {
+  /**
+   * Wait until a reserve is worth making: a slot is idle, or (with prefetch) the buffer
+   * of unstarted jobs has room for a whole refill. Refilling only when the buffer has
+   * drained keeps batches full instead of reserving one job per freed slot.
+   */
+  const waitForRoom = async (ls: LaneState) => {
+    const refill = Math.min(ls.config.batchSize, prefetch);
+    const hasRoom = () => {
+      const room = capacity - active;
+      return room >= 1 && (active < concurrency || room >= refill);
+    };
+    while (!stopping && !hasRoom()) {
       await new Promise<void>((resolve) => {
         onSlotFree = resolve;
       });
@@ -644,9 +676,9 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   const serveLane = async (ls: LaneState) => {
     for (let i = 0; i < ls.config.numIterations && !stopping; i++) {
-      await waitForSlot();
+      await waitForRoom(ls);
       if (stopping) return;
-      const free = concurrency - active;
+      const free = capacity - active;
       const limit = Math.min(free, ls.config.batchSize, caps.maxBatch);
       const allEmpty = lanes.every((l) => hintOf(l) === 0);
       let waitMs = 0;
@@ -773,18 +805,22 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         client.onLocalPublish.delete(onLocalPublish);
         await loopDone;
         // Wait for running handlers up to graceMs, then abort and hand back the rest.
-        if (active > 0) {
+        // Prefetched jobs that have not started go back now, not after the running ones.
+        for (const h of held) {
+          if (!h.running && !h.settled) settle(h, { kind: "release" });
+        }
+        if (active > 0 && graceMs > 0) {
           const graceTimer = new AbortController();
           await Promise.race([
             pool.onIdle(),
             sleep(clock, graceMs, graceTimer.signal).catch(() => {}),
           ]);
           graceTimer.abort();
-          for (const h of held.values()) {
-            if (!h.settled) {
-              abortJob(h, new ShutdownError());
-              settle(h, { kind: "release" });
-            }
+        }
+        for (const h of held) {
+          if (!h.settled) {
+            abortJob(h, new ShutdownError());
+            settle(h, { kind: "release" });
           }
         }
         await flushAll();

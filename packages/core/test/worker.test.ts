@@ -242,4 +242,98 @@ describe("worker", () => {
     expect(succeeded).toHaveLength(100);
     expect(peak).toBe(25);
   });
+
+  it("prefetches up to a batch beyond its concurrency and hands the unstarted ones back at stop", async () => {
+    const clock = createManualClock();
+    const adapter = createMemoryAdapter({ clock });
+    let running = 0;
+    let peak = 0;
+    const task = defineTask({
+      name: "t",
+      queue: "q",
+      schema: z.object({}),
+      run: async () => {
+        peak = Math.max(peak, ++running);
+        await new Promise<void>((r) => clock.setTimeout(r, 10_000));
+        running--;
+      },
+    });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      queues: [{ name: "q", batchSize: 10 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      task,
+      Array.from({ length: 30 }, () => ({ payload: {} })),
+    );
+    const worker = tl.worker({ concurrency: 2 }); // prefetch defaults to batchSize: 10
+    await worker.start();
+    await clock.advance(100);
+    // One full batch: 2 running, 8 buffered. The buffer is refilled only once it has
+    // drained, so batches stay whole.
+    expect(running).toBe(2);
+    expect(worker.held).toBe(10);
+    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 20, active: 10 });
+    // Stopping with a long grace: the 8 prefetched jobs go back at once, the 2 running finish.
+    const stopped = worker.stop({ graceMs: 60_000 });
+    await clock.advance(100);
+    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 28, active: 2 });
+    await clock.advance(10_000);
+    await stopped;
+    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 28, active: 0, succeeded: 2 });
+    expect(peak).toBe(2);
+  });
+
+  it("starts buffered jobs in lane-priority order", async () => {
+    const clock = createManualClock();
+    const order: string[] = [];
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const run = async (p: { lane: string }) => {
+      order.push(p.lane);
+      await gate;
+    };
+    const low = defineTask({
+      name: "low",
+      queue: "low",
+      schema: z.object({ lane: z.string() }),
+      run,
+    });
+    const high = defineTask({
+      name: "high",
+      queue: "high",
+      schema: z.object({ lane: z.string() }),
+      run,
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      selector: "strict-priority",
+      queues: [
+        { name: "high", priority: 100, batchSize: 5 },
+        { name: "low", priority: 5, batchSize: 5 },
+      ],
+      tasks: [low, high],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      low,
+      Array.from({ length: 5 }, () => ({ payload: { lane: "low" } })),
+    );
+    await tl.worker({ concurrency: 1, prefetch: 10 }).start();
+    await clock.advance(10); // one low job runs, four wait in the buffer
+    await tl.publishMany(
+      high,
+      Array.from({ length: 3 }, () => ({ payload: { lane: "high" } })),
+    );
+    await clock.advance(10); // the high jobs join the buffer
+    release?.();
+    for (let i = 0; i < 20 && order.length < 8; i++) await clock.advance(10);
+    expect(order).toEqual(["low", "high", "high", "high", "low", "low", "low", "low"]);
+  });
 });
