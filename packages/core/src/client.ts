@@ -101,7 +101,13 @@ export interface Tasklane {
     payload: TaskInput<T>,
     options?: PublishOptions,
   ): Promise<PutResult>;
-  /** Publish many jobs of one task in as few adapter batches as its maxBatch allows. All are validated first; one bad payload writes nothing. */
+  /**
+   * Publish many jobs of one task in as few adapter batches as its `maxBatch` allows
+   * (one batch up to that size). All are validated first: one bad payload writes
+   * nothing. Past `maxBatch` the batches go out together; if the backend fails one of
+   * them, the others may already be written (publish again with the same job ids to
+   * finish safely: duplicates are no-ops).
+   */
   publishMany<T extends AnyTask>(
     task: T,
     items: Array<PublishItem<TaskInput<T>>>,
@@ -267,26 +273,38 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   };
 
   /** Validate and encode one job; throws before anything is written. */
-  const prepare = async (
-    task: AnyTask,
-    payload: unknown,
-    opts: PublishOptions,
-    now: number,
-    index?: number,
-  ): Promise<NewJob> => {
-    const where = index === undefined ? "options" : `items[${index}]`;
-    let value: unknown;
-    try {
-      value = await validatePayload(task, payload);
-    } catch (err) {
+  /** Validate one payload; synchronous schemas stay synchronous (no await per item). */
+  const validateItem = (task: AnyTask, payload: unknown, index?: number): unknown => {
+    const reindex = (err: unknown) => {
       if (err instanceof ValidationError && index !== undefined) {
-        throw new ValidationError(
+        return new ValidationError(
           task.name,
           err.issues.map((i) => ({ ...i, path: [index, ...i.path] })),
         );
       }
-      throw err;
+      return err;
+    };
+    try {
+      const v = validatePayload(task, payload);
+      return v instanceof Promise
+        ? v.catch((err) => {
+            throw reindex(err);
+          })
+        : v;
+    } catch (err) {
+      throw reindex(err);
     }
+  };
+
+  /** Encode and check one validated job; throws before anything is written. */
+  const prepare = (
+    task: AnyTask,
+    value: unknown,
+    opts: PublishOptions,
+    now: number,
+    index?: number,
+  ): NewJob => {
+    const where = index === undefined ? "options" : `items[${index}]`;
     const encoded = encodeJson(value);
     const appData = opts.appData === undefined ? undefined : encodeJson(opts.appData);
     const size = byteLength(encoded) + (appData ? byteLength(appData) : 0);
@@ -349,17 +367,23 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const write = async (task: AnyTask, jobs: NewJob[]): Promise<PutResult[]> => {
     const queue = await openQueue(task.queue);
     const max = adapter.capabilities.maxBatch;
-    const results: PutResult[] = [];
-    for (let i = 0; i < jobs.length; i += max) {
-      results.push(...(await queue.put(jobs.slice(i, i + max))));
+    let results: PutResult[];
+    if (jobs.length <= max) results = await queue.put(jobs);
+    else {
+      // Chunks go out together: adapters that pipeline (Redis) keep their order, and
+      // a round trip per chunk is not paid in sequence.
+      const chunks: Promise<PutResult[]>[] = [];
+      for (let i = 0; i < jobs.length; i += max) chunks.push(queue.put(jobs.slice(i, i + max)));
+      results = (await Promise.all(chunks)).flat();
     }
-    for (const r of results)
-      events.emit("published", {
-        queue: task.queue,
-        jobId: r.id,
-        task: task.name,
-        status: r.status,
-      });
+    if (events.listenerCount("published") > 0)
+      for (const r of results)
+        events.emit("published", {
+          queue: task.queue,
+          jobId: r.id,
+          task: task.name,
+          status: r.status,
+        });
     for (const wake of internals.onLocalPublish) wake(task.queue);
     return results;
   };
@@ -418,7 +442,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     async publish(task, payload, opts = {}) {
       if (closed) throw new QueueClosedError("tasklane client");
       const t = knownTask(task);
-      const job = await prepare(t, payload, opts, clock.now());
+      let value = validateItem(t, payload);
+      if (value instanceof Promise) value = await value;
+      const job = prepare(t, value, opts, clock.now());
       const [result] = await write(t, [job]);
       return result as PutResult;
     },
@@ -431,7 +457,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       const jobs: NewJob[] = [];
       for (let i = 0; i < items.length; i++) {
         const item = items[i] as PublishItem<unknown>;
-        jobs.push(await prepare(t, item.payload, item, now, i));
+        let value = validateItem(t, item.payload, i);
+        if (value instanceof Promise) value = await value;
+        jobs.push(prepare(t, value, item, now, i));
       }
       return jobs.length === 0 ? [] : write(t, jobs);
     },
