@@ -1,20 +1,11 @@
-import type { NewJob } from "@tasklane/core";
+import { createSeededRandom, type NewJob } from "@tasklane/core";
 import { describe, expect, it } from "vitest";
 import { IN_LAZY_HEAP, NOT_IN_HEAP, RecordHeap } from "../src/heap.ts";
 import { JobRecord } from "../src/job-record.ts";
 import { LeaseIndex } from "../src/lease-index.ts";
 
-/** Small seeded PRNG (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a failure replays. */
+const rng = createSeededRandom;
 
 const base: NewJob = { id: "", task: "t", payload: "{}", priority: 0, publishedAt: 0 };
 type Key = [number, number, number];

@@ -575,11 +575,12 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     }
   };
 
-  const dispatch = (ls: LaneState, job: ReservedJob) => {
+  /** Start holding a reserved job (its lease is ours until it settles). */
+  const holdJob = (ls: LaneState, job: ReservedJob, task: AnyTask | undefined): HeldJob => {
     const h: HeldJob = {
       lane: ls,
       job,
-      task: client.tasks.get(job.task),
+      task,
       startedAt: clock.now(),
       running: false,
       settled: false,
@@ -590,6 +591,11 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       timer: undefined,
     };
     hold(h);
+    return h;
+  };
+
+  const dispatch = (ls: LaneState, job: ReservedJob) => {
+    const h = holdJob(ls, job, client.tasks.get(job.task));
     drainedEmitted = false;
     active++;
     // With several lanes, buffered jobs start in lane-priority order.
@@ -721,20 +727,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   };
 
   const dispatchRelease = (ls: LaneState, job: ReservedJob) => {
-    const h: HeldJob = {
-      lane: ls,
-      job,
-      task: undefined,
-      startedAt: clock.now(),
-      running: false,
-      settled: false,
-      finishing: false,
-      abortReason: undefined,
-      controller: undefined,
-      interrupt: undefined,
-      timer: undefined,
-    };
-    hold(h);
+    const h = holdJob(ls, job, undefined);
     settle(h, { kind: "release" });
   };
 
