@@ -144,10 +144,16 @@ function latencyCell(
   return `${decimal(p50Ms)} / ${decimal(p90Ms)} / ${decimal(p99Ms)}${r}${flag}`;
 }
 
+/** A Markdown table with padded columns (as Biome formats Markdown, so the README stays lint-clean). */
 function table(header: string[], rows: string[][]): string {
-  const lines = [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`];
-  for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
-  return lines.join("\n");
+  const widths = header.map((cell, column) =>
+    Math.max(3, [...cell].length, ...rows.map((row) => [...(row[column] ?? "")].length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => cell + " ".repeat((widths[column] ?? 0) - [...cell].length)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join(
+    "\n",
+  );
 }
 
 /** Above this relative range of the runs, a case is listed as noisy. */
