@@ -4,6 +4,6 @@ import { defineConfig } from "vitest/config";
 // "source" export condition, so tests need no build step.
 export default defineConfig({
   test: {
-    projects: ["packages/*", "examples"],
+    projects: ["packages/*", "examples", "bench"],
   },
 });

@@ -1,8 +1,8 @@
 import { defineProject } from "vitest/config";
 
-// Not in the root's project list (bench is not a package): run with
-// `npx vitest run --config bench/vitest.config.ts`. Unit tests of the harness's own
-// logic only; the benchmarks themselves are never run from tests.
+// Part of `npm test` (`npx vitest run --project bench` alone). Unit tests of the harness's
+// own logic and its counters (against a real redis-server and fauxqs); the benchmarks
+// themselves never run from tests.
 export default defineProject({
   root: import.meta.dirname,
   resolve: { conditions: ["source"] },
