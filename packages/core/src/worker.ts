@@ -205,6 +205,8 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   let unsubscribe: (() => Promise<void>) | undefined;
   /** Aborts the current long poll (shutdown, or a local publish to another lane). */
   let pollController: AbortController | undefined;
+  /** The lane of the current reserve call. */
+  let pollLane: LaneState | undefined;
   let drainedEmitted = false;
   const metrics: WorkerMetrics = { selected: {}, reserves: {}, emptyReserves: {}, jobs: {} };
   const bump = (m: Record<string, number>, k: string, n = 1) => {
@@ -239,8 +241,10 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     const ls = lanes.find((l) => l.config.name === queueName);
     if (!ls) return;
     setHint(ls, undefined);
-    // End a long poll on another lane so the new job starts now, not after longPollMs.
-    if (pollController && !pollController.signal.aborted) pollController.abort();
+    // End a long poll on another lane so the new job starts now, not after longPollMs. A
+    // poll on this very lane is woken by the backend itself (the contract requires it):
+    // aborting it would only cost a round trip.
+    if (pollLane !== ls && pollController && !pollController.signal.aborted) pollController.abort();
   };
 
   // ── settling ──────────────────────────────────────────────────────────────────────
@@ -696,6 +700,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         }
       }
       pollController = new AbortController();
+      pollLane = ls;
       let result: ReserveResult;
       try {
         result = await ls.queue.reserve({
@@ -706,6 +711,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         });
       } finally {
         pollController = undefined;
+        pollLane = undefined;
       }
       const got = result.jobs.length;
       bump(metrics.reserves, ls.config.name);
