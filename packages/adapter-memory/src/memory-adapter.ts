@@ -4,6 +4,7 @@ import {
   type Capabilities,
   type Clock,
   ConfigError,
+  fullCapabilities,
   QueueClosedError,
   type QueueOptions,
   systemClock,
@@ -37,29 +38,12 @@ const DEFAULT_MAX_JOBS = 1_000_000;
 const LONG_MS = 100 * 365 * 86_400_000;
 
 /** What the memory adapter can do: everything, exactly, to the millisecond. */
-export const memoryCapabilities: Readonly<Capabilities> = Object.freeze({
+export const memoryCapabilities: Readonly<Capabilities> = fullCapabilities({
   maxBatch: 10_000,
   maxDelayMs: LONG_MS,
   maxLeaseMs: LONG_MS,
   maxWaitMs: 2_147_483_647,
   timeResolutionMs: 1,
-  exactCounts: true,
-  priorities: true,
-  dedup: true,
-  fencing: true,
-  get: true,
-  list: true,
-  count: true,
-  cancel: true,
-  cancelActive: true,
-  retryFailed: true,
-  delete: true,
-  pause: true,
-  subscribe: true,
-  stats: true,
-  history: true,
-  retention: true,
-  maxConcurrency: true,
 });
 
 /**

@@ -3,6 +3,7 @@ import {
   type AdapterEvent,
   type Capabilities,
   ConfigError,
+  fullCapabilities,
   QueueClosedError,
   type QueueOptions,
 } from "@tasklane/core";
@@ -69,29 +70,12 @@ export interface RedisAdapter extends Adapter {
 /** 100 years: effectively unbounded, still exact in epoch-ms doubles. */
 const LONG_MS = 100 * 365 * 86_400_000;
 
-export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
+export const redisCapabilities: Readonly<Capabilities> = fullCapabilities({
   maxBatch: 1_000,
   maxDelayMs: LONG_MS,
   maxLeaseMs: LONG_MS,
   maxWaitMs: 2_147_483_647,
   timeResolutionMs: 1,
-  exactCounts: true,
-  priorities: true,
-  dedup: true,
-  fencing: true,
-  get: true,
-  list: true,
-  count: true,
-  cancel: true,
-  cancelActive: true,
-  retryFailed: true,
-  delete: true,
-  pause: true,
-  subscribe: true,
-  stats: true,
-  history: true,
-  retention: true,
-  maxConcurrency: true,
 });
 
 type Client = Redis | Cluster;

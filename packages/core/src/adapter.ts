@@ -252,6 +252,36 @@ export interface Capabilities {
   maxConcurrency: boolean;
 }
 
+/** The limits every adapter declares; the rest of Capabilities says what it can do. */
+export type CapabilityLimits = Pick<
+  Capabilities,
+  "maxBatch" | "maxDelayMs" | "maxLeaseMs" | "maxWaitMs" | "timeResolutionMs"
+>;
+
+/** Capabilities of an adapter that does everything the contract describes, exactly. */
+export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilities> {
+  return Object.freeze({
+    ...limits,
+    exactCounts: true,
+    priorities: true,
+    dedup: true,
+    fencing: true,
+    get: true,
+    list: true,
+    count: true,
+    cancel: true,
+    cancelActive: true,
+    retryFailed: true,
+    delete: true,
+    pause: true,
+    subscribe: true,
+    stats: true,
+    history: true,
+    retention: true,
+    maxConcurrency: true,
+  });
+}
+
 /** One lane on one backend. */
 export interface Queue {
   readonly name: string;

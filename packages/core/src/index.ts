@@ -3,6 +3,7 @@ export type {
   AdapterEvent,
   CancelResult,
   Capabilities,
+  CapabilityLimits,
   FailReason,
   JobError,
   JobEvent,
@@ -23,7 +24,7 @@ export type {
   ReserveResult,
   RetentionPolicy,
 } from "./adapter.ts";
-export { PENDING_STATES } from "./adapter.ts";
+export { fullCapabilities, PENDING_STATES } from "./adapter.ts";
 export type {
   PublishItem,
   PublishOptions,
