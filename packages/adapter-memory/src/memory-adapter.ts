@@ -8,6 +8,7 @@ import {
   QueueClosedError,
   type QueueOptions,
   systemClock,
+  validateQueueOptions,
 } from "@tasklane/core";
 import { type AdapterShared, type MemoryQueue, MemoryQueueImpl } from "./memory-queue.ts";
 
@@ -132,32 +133,4 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
       for (const queue of queues.values()) queue.shutdown();
     },
   };
-}
-
-function validateQueueOptions(options: QueueOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw new ConfigError("options", options, "must be an object");
-  }
-  if (!Number.isInteger(options.maxStalls) || options.maxStalls < 0) {
-    throw new ConfigError("maxStalls", options.maxStalls, "must be an integer >= 0");
-  }
-  if (!Number.isInteger(options.historyLimit) || options.historyLimit < 0) {
-    throw new ConfigError("historyLimit", options.historyLimit, "must be an integer >= 0");
-  }
-  const mc = options.maxConcurrency;
-  if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
-    throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
-  }
-  const retention = options.retention;
-  if (retention === undefined) return;
-  for (const state of ["succeeded", "failed", "canceled"] as const) {
-    const p = retention[state];
-    if (p === undefined) continue;
-    if (p.maxAgeMs !== undefined && !(p.maxAgeMs >= 0)) {
-      throw new ConfigError(`retention.${state}.maxAgeMs`, p.maxAgeMs, "must be a number >= 0");
-    }
-    if (p.maxCount !== undefined && (!Number.isInteger(p.maxCount) || p.maxCount < 0)) {
-      throw new ConfigError(`retention.${state}.maxCount`, p.maxCount, "must be an integer >= 0");
-    }
-  }
 }

@@ -6,6 +6,7 @@ import {
   fullCapabilities,
   QueueClosedError,
   type QueueOptions,
+  validateQueueOptions,
 } from "@tasklane/core";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import { mapRedisError, RedisUnavailableError } from "./errors.ts";
@@ -398,34 +399,6 @@ async function checkEvictionPolicy(client: Client): Promise<void> {
         policy,
         "Redis may evict job records and lose jobs; set it to noeviction or pass allowEviction: true",
       );
-    }
-  }
-}
-
-function validateQueueOptions(options: QueueOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw new ConfigError("options", options, "must be an object");
-  }
-  if (!Number.isInteger(options.maxStalls) || options.maxStalls < 0) {
-    throw new ConfigError("maxStalls", options.maxStalls, "must be an integer >= 0");
-  }
-  if (!Number.isInteger(options.historyLimit) || options.historyLimit < 0) {
-    throw new ConfigError("historyLimit", options.historyLimit, "must be an integer >= 0");
-  }
-  const mc = options.maxConcurrency;
-  if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
-    throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
-  }
-  const retention = options.retention;
-  if (retention === undefined) return;
-  for (const state of ["succeeded", "failed", "canceled"] as const) {
-    const p = retention[state];
-    if (p === undefined) continue;
-    if (p.maxAgeMs !== undefined && !(p.maxAgeMs >= 0)) {
-      throw new ConfigError(`retention.${state}.maxAgeMs`, p.maxAgeMs, "must be a number >= 0");
-    }
-    if (p.maxCount !== undefined && (!Number.isInteger(p.maxCount) || p.maxCount < 0)) {
-      throw new ConfigError(`retention.${state}.maxCount`, p.maxCount, "must be an integer >= 0");
     }
   }
 }

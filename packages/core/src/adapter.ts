@@ -23,6 +23,7 @@
  * whose lease expired can never complete a job that another worker now owns.
  */
 
+import { ConfigError } from "./errors.ts";
 import type { DayStats } from "./stats.ts";
 
 /** Where a job is in its life. */
@@ -321,4 +322,36 @@ export interface Adapter {
   subscribe?(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
   /** Idempotent. Later calls on the adapter or its queues throw QueueClosedError. */
   close(): Promise<void>;
+}
+
+/**
+ * Check the options core (or a third-party caller) passes to `Adapter.queue`; throws
+ * ConfigError naming the field. Adapters call it so bad options fail the same way everywhere.
+ */
+export function validateQueueOptions(options: QueueOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigError("options", options, "must be an object");
+  }
+  if (!Number.isInteger(options.maxStalls) || options.maxStalls < 0) {
+    throw new ConfigError("maxStalls", options.maxStalls, "must be an integer >= 0");
+  }
+  if (!Number.isInteger(options.historyLimit) || options.historyLimit < 0) {
+    throw new ConfigError("historyLimit", options.historyLimit, "must be an integer >= 0");
+  }
+  const mc = options.maxConcurrency;
+  if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
+    throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
+  }
+  const retention = options.retention;
+  if (retention === undefined) return;
+  for (const state of ["succeeded", "failed", "canceled"] as const) {
+    const p = retention[state];
+    if (p === undefined) continue;
+    if (p.maxAgeMs !== undefined && !(p.maxAgeMs >= 0)) {
+      throw new ConfigError(`retention.${state}.maxAgeMs`, p.maxAgeMs, "must be a number >= 0");
+    }
+    if (p.maxCount !== undefined && (!Number.isInteger(p.maxCount) || p.maxCount < 0)) {
+      throw new ConfigError(`retention.${state}.maxCount`, p.maxCount, "must be an integer >= 0");
+    }
+  }
 }

@@ -24,7 +24,7 @@ export type {
   ReserveResult,
   RetentionPolicy,
 } from "./adapter.ts";
-export { fullCapabilities, PENDING_STATES } from "./adapter.ts";
+export { fullCapabilities, PENDING_STATES, validateQueueOptions } from "./adapter.ts";
 export type {
   PublishItem,
   PublishOptions,
