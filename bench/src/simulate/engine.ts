@@ -10,7 +10,9 @@
  * A reserve waits (long poll, the lane's longPollMs) only on the first batch of a stay and
  * only when every lane's hint is 0; otherwise it returns at once. Hints are the ready
  * count learned from the worker's own last reserve or probe of the lane, trusted for
- * hintTtlMs.
+ * hintTtlMs. A selector may cap a turn (SelectionContext.limitTurn, a proposed worker
+ * extension that tasklane's worker does not have yet): the stay is then one reserve of
+ * min(free slots, batchSize, cap) jobs that never waits.
  */
 import {
   createSelector,
@@ -94,6 +96,11 @@ interface WorkerRuntime {
   running: number;
   lane: LaneRuntime | undefined;
   iteration: number;
+  /**
+   * The selector's cap on the current turn (SelectionContext.limitTurn): one reserve of
+   * at most this many jobs. Undefined: a normal stay.
+   */
+  turnLimit: number | undefined;
   /** Continuation waiting for a free slot. */
   resume: (() => void) | undefined;
   /** The long poll in progress, if any. */
@@ -219,6 +226,7 @@ export async function simulate(
       return;
     }
     const before = w.probes;
+    w.turnLimit = undefined;
     const lane = await w.selector.select(w.context);
     const l = laneOf.get(lane);
     if (l === undefined) throw new Error(`selector ${w.selector.name} returned an unknown lane`);
@@ -232,7 +240,8 @@ export async function simulate(
 
   const serve = (w: WorkerRuntime): void => {
     const l = w.lane!;
-    if (w.iteration >= l.spec.numIterations) {
+    const iterations = w.turnLimit === undefined ? l.spec.numIterations : 1;
+    if (w.iteration >= iterations) {
       selectNext(w);
       return;
     }
@@ -240,9 +249,15 @@ export async function simulate(
       w.resume = () => serve(w);
       return;
     }
-    const limit = Math.min(workload.concurrency - w.running, l.spec.batchSize);
+    const limit = Math.min(
+      workload.concurrency - w.running,
+      l.spec.batchSize,
+      w.turnLimit ?? Number.POSITIVE_INFINITY,
+    );
     const allEmpty = lanes.every((other) => hintOf(w, other) === 0);
-    const waitMs = w.iteration === 0 && allEmpty ? l.spec.longPollMs : 0;
+    // A capped turn is a quick look: it never waits (see SelectionContext.limitTurn).
+    const waitMs =
+      w.iteration === 0 && allEmpty && w.turnLimit === undefined ? l.spec.longPollMs : 0;
     requests++;
     receives++;
     const got = take(w, l, limit, now + requestMs);
@@ -301,6 +316,7 @@ export async function simulate(
       running: 0,
       lane: undefined,
       iteration: 0,
+      turnLimit: undefined,
       resume: undefined,
       poll: undefined,
       probes: 0,
@@ -316,6 +332,9 @@ export async function simulate(
         const count = queued(l);
         setHint(w, l, count);
         return Promise.resolve(count);
+      },
+      limitTurn: (maxJobs) => {
+        w.turnLimit = Math.max(1, Math.floor(maxJobs));
       },
     };
     workers.push(w);

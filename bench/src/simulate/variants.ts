@@ -1,6 +1,7 @@
 import {
   createHintedStride,
   createSelector,
+  createTrickleStride,
   isSelectorName,
   type RandomSource,
   SELECTOR_NAMES,
@@ -22,10 +23,27 @@ export const DEFAULT_VARIANTS: ReadonlyArray<string> = [
 ];
 
 /**
- * A built-in selector name, or `hinted-stride+aging=MS` for hinted-stride with `agingMs`
- * (the guard reads the simulation's virtual clock). Undefined for anything else.
+ * A built-in selector name, `hinted-stride+aging=MS` for hinted-stride with `agingMs`, or
+ * `trickle-stride+trickle=MS` for trickle-stride with `trickleMs` (the clocked selectors
+ * read the simulation's virtual clock). Undefined for anything else.
  */
 export function resolveVariant(spec: string): SelectorVariant | undefined {
+  const trickle = /^trickle-stride(?:\+trickle=(\d+(?:\.\d+)?))?$/.exec(spec);
+  if (trickle !== null) {
+    const trickleMs = trickle[1] === undefined ? undefined : Number(trickle[1]);
+    if (trickleMs !== undefined && !(trickleMs > 0)) return undefined;
+    return {
+      label: spec,
+      make: (_id, random, now) =>
+        createTrickleStride({
+          random,
+          clock: { now },
+          ...(trickleMs === undefined
+            ? {}
+            : { trickleMs, maxTrickleMs: Math.max(1_000, trickleMs) }),
+        }),
+    };
+  }
   if (isSelectorName(spec)) {
     return { label: spec, make: (_id, random) => createSelector(spec, { random }) };
   }

@@ -5,6 +5,7 @@ import { createReducedLottery } from "./reduced-lottery.ts";
 import { createRoundRobin } from "./round-robin.ts";
 import type { RandomSource, Selector } from "./selector.ts";
 import { createStrictPriority } from "./strict-priority.ts";
+import { createTrickleStride } from "./trickle-stride.ts";
 import { createWeightedFair } from "./weighted-fair.ts";
 
 /** The built-in selectors by name. */
@@ -15,6 +16,7 @@ export const SELECTOR_NAMES = [
   "round-robin",
   "weighted-fair",
   "hinted-stride",
+  "trickle-stride",
 ] as const;
 
 export type SelectorName = (typeof SELECTOR_NAMES)[number];
@@ -49,6 +51,8 @@ export function createSelector(
       return createWeightedFair();
     case "hinted-stride":
       return createHintedStride(random);
+    case "trickle-stride":
+      return createTrickleStride(random);
     default:
       throw new ConfigError(
         "selector",

@@ -12,4 +12,5 @@ export { createReducedLottery, type ReducedLotteryOptions } from "./reduced-lott
 export { createRoundRobin } from "./round-robin.ts";
 export * from "./selector.ts";
 export { createStrictPriority } from "./strict-priority.ts";
+export { createTrickleStride, type TrickleStrideOptions } from "./trickle-stride.ts";
 export { createWeightedFair } from "./weighted-fair.ts";

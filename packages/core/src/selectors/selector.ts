@@ -25,6 +25,14 @@ export interface SelectionContext {
   readyHint(lane: Lane): number | undefined;
   /** Ask the backend for the lane's ready count (one request). Updates the hint. */
   probe(lane: Lane): Promise<number>;
+  /**
+   * Cap the turn this selection starts at `maxJobs` jobs in all (at least 1), taken in a
+   * single reserve: the worker reserves `min(free slots, batch size, maxJobs)` once and
+   * then selects again, instead of staying for up to `numIterations` reserves. Call it
+   * before returning the lane; it applies to that one turn only. Optional: undefined
+   * where the worker cannot cap a turn, and a selector must then do without.
+   */
+  limitTurn?(maxJobs: number): void;
 }
 
 export interface Selector {
