@@ -287,6 +287,93 @@ describe("worker", () => {
     expect(peak).toBe(2);
   });
 
+  it("sends the next reserve before running the batch it just received (round trip overlaps the jobs)", async () => {
+    const clock = createManualClock();
+    const log: string[] = [];
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapQueue(q, {
+        reserve: async (o) => {
+          log.push(`reserve ${o.limit}`);
+          return q.reserve(o);
+        },
+      }),
+    );
+    const task = defineTask({
+      name: "t",
+      queue: "q",
+      schema: z.object({ i: z.number() }),
+      run: async (p) => {
+        log.push(`run ${p.i}`);
+      },
+    });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      queues: [{ name: "q", batchSize: 2, numIterations: 3 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      task,
+      Array.from({ length: 5 }, (_, i) => ({ payload: { i } })),
+    );
+    const succeeded = record(tl, "succeeded");
+    // concurrency 2 + prefetch 2: room for a second batch while the first one runs.
+    await tl.worker({ concurrency: 2 }).start();
+    for (let i = 0; i < 20 && succeeded.length < 5; i++) await clock.advance(10);
+    expect(succeeded).toHaveLength(5);
+    // Each reserve goes out before the jobs of the previous batch start. The third is the
+    // last of the stay (numIterations 3), so nothing is sent ahead of its jobs.
+    expect(log.slice(0, 8)).toEqual([
+      "reserve 2",
+      "reserve 2",
+      "run 0",
+      "run 1",
+      "reserve 2",
+      "run 2",
+      "run 3",
+      "run 4",
+    ]);
+  });
+
+  it("reserves no further ahead than concurrency + prefetch", async () => {
+    const clock = createManualClock();
+    let peakHeld = 0;
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const task = defineTask({
+      name: "t",
+      queue: "q",
+      schema: z.object({}),
+      run: async () => {
+        await gate;
+      },
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      queues: [{ name: "q", batchSize: 2, numIterations: 10 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      task,
+      Array.from({ length: 30 }, () => ({ payload: {} })),
+    );
+    // 2 running + 4 prefetched: the batches sent ahead fill the buffer, and no more.
+    const worker = tl.worker({ concurrency: 2, prefetch: 4 });
+    await worker.start();
+    for (let i = 0; i < 10; i++) {
+      await clock.advance(10);
+      peakHeld = Math.max(peakHeld, worker.held);
+    }
+    expect(peakHeld).toBe(6);
+    expect(await tl.queue("q").counts()).toMatchObject({ active: 6, waiting: 24 });
+    release?.();
+  });
+
   it("starts buffered jobs in lane-priority order", async () => {
     const clock = createManualClock();
     const order: string[] = [];
