@@ -270,7 +270,11 @@ export class SqsQueue implements Queue {
       const skipped: BandState[] = [];
       for (const band of this.#bands) {
         if (jobs.length >= limit) break;
-        if (waitMs > 0 && single) break; // one band and allowed to wait: long poll below
+        // One band and allowed to wait: long poll below, unless the band is busy (its last
+        // receive came back full): then short receives first, fanned out, as below. A long
+        // poll is one receive of at most 10; on a busy band it would cap the worker at one
+        // request in flight. Waiting long polls only once the band comes back short.
+        if (waitMs > 0 && single && band.lastFull !== true) break;
         if (!single && this.#knownEmpty(band)) {
           skipped.push(band);
           continue;
@@ -298,8 +302,23 @@ export class SqsQueue implements Queue {
     }
     if (fast) this.#maybePrefetch(limit, seconds);
     const result: ReserveResult = { jobs };
-    if (this.#buffer.length > 0) result.ready = this.#buffer.length;
+    const ready = this.#buffer.length + this.#busyGuess();
+    if (ready > 0) result.ready = ready;
     return result;
+  }
+
+  /**
+   * Messages a busy band probably still holds: a band whose last receive came back full
+   * likely has at least another full receive. An approximate `ready` (exactCounts is
+   * false) that keeps the worker on a busy lane instead of reading a batch shorter than
+   * its limit as "empty" and long-polling (one receive in flight) for the next one.
+   */
+  #busyGuess(): number {
+    let n = 0;
+    // (A long poll that just came back full counts too, though its `poll` is cleared a few
+    // microtasks after the reserve it woke has resumed.)
+    for (const band of this.#bands) if (band.lastFull === true) n += 10;
+    return n;
   }
 
   #knownEmpty(band: BandState): boolean {

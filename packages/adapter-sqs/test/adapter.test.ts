@@ -530,6 +530,49 @@ describe("long polls", () => {
     }
   });
 
+  it("a waiting reserve on a busy lane fans out short receives instead of one long poll", async () => {
+    // The worker asks with waitMs > 0 whenever its last batch was short (fewer than its
+    // limit). On a busy band that must not mean one ReceiveMessage of 10 per reserve.
+    let polls = 0;
+    let receives = 0;
+    const name = "countLongPolls";
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        if (context.commandName === "ReceiveMessageCommand") {
+          receives++;
+          if (((args.input as { WaitTimeSeconds?: number }).WaitTimeSeconds ?? 0) > 0) polls++;
+        }
+        return next(args);
+      },
+      { step: "initialize", name },
+    );
+    try {
+      const { adapter, queue } = await open({ prefetch: 0 });
+      await queue.put(Array.from({ length: 150 }, (_, i) => job(`b${i}`)));
+      const wait = { limit: 100, leaseMs: 30_000, waitMs: 1000 };
+      const first = await queue.reserve(wait);
+      expect(first.jobs).toHaveLength(10);
+      // A full receive: the band holds more (approximately), so the worker stays on it.
+      expect(first.ready).toBeGreaterThan(0);
+      const sizes = [first.jobs.length];
+      for (let i = 0; i < 4; i++) sizes.push((await queue.reserve(wait)).jobs.length);
+      // Long poll of 10, then 1, 2, 4 and 8 parallel receives of 10 (the last one short).
+      expect(sizes).toEqual([10, 10, 20, 40, 70]);
+      expect(polls).toBe(1);
+      expect(receives).toBe(1 + 1 + 2 + 4 + 8);
+      // Drained (the last receives came back short): the next reserve long-polls again.
+      const started = Date.now();
+      const empty = await queue.reserve(wait);
+      expect(empty.jobs).toHaveLength(0);
+      expect(empty.ready).toBeUndefined();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(polls).toBe(2);
+      await adapter.close();
+    } finally {
+      client.middlewareStack.remove(name);
+    }
+  });
+
   it("close ends a pending long poll with no jobs; later calls throw QueueClosedError", async () => {
     const own = createSqsAdapter({ client });
     const queue = await own.queue(uniqueName(), queueOptions);

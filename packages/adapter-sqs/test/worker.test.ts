@@ -70,3 +70,57 @@ it("a worker with concurrency 100 keeps 100 jobs running and survives a foreign 
   expect(counter.commands / 300).toBeLessThan(0.6);
   counter.dispose();
 }, 30_000);
+
+it("a worker draining a backlog keeps several receives in flight, not one long poll at a time", async () => {
+  // The worker long-polls (waitMs > 0) whenever its last batch was shorter than its
+  // limit; on a busy lane the adapter must still fan out short receives.
+  const lane = uniqueName("b");
+  const total = 1_000;
+  let done = 0;
+  const work = defineTask({
+    name: "work",
+    queue: lane,
+    schema,
+    async run() {
+      done++;
+    },
+  });
+  let inFlight = 0;
+  let peak = 0;
+  let longPolls = 0;
+  const name = "countReceivesInFlight";
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== "ReceiveMessageCommand") return next(args);
+      if (((args.input as { WaitTimeSeconds?: number }).WaitTimeSeconds ?? 0) > 0) longPolls++;
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      try {
+        return await next(args);
+      } finally {
+        inFlight--;
+      }
+    },
+    { step: "initialize", name },
+  );
+  const tl = createTasklane({
+    adapter: createSqsAdapter({ client }),
+    queues: [{ name: lane, leaseMs: 30_000, batchSize: 100, longPollMs: 1_000 }],
+    tasks: [work],
+  });
+  try {
+    await tl.publishMany(
+      work,
+      Array.from({ length: total }, (_, n) => ({ payload: { n } })),
+    );
+    const worker = tl.worker({ concurrency: 100 });
+    await worker.start();
+    await waitFor(() => done === total, 20_000);
+    // Before: every reserve after a short batch was one long poll of 10 (peak 1, ~100 polls).
+    expect(peak).toBeGreaterThanOrEqual(4);
+    expect(longPolls).toBeLessThanOrEqual(5);
+  } finally {
+    await tl.close();
+    client.middlewareStack.remove(name);
+  }
+}, 30_000);
