@@ -153,15 +153,20 @@ export async function startCluster(): Promise<RedisClusterNodes> {
     "0",
     "--cluster-yes",
   ]);
-  await waitFor(async () => {
-    const c = new Redis({ port: ports[0] as number, host: "127.0.0.1" });
-    try {
-      const info = await c.cluster("INFO");
-      return String(info).includes("cluster_state:ok");
-    } finally {
-      c.disconnect();
-    }
-  }, "cluster_state:ok");
+  // Every node, not just the first, must agree the cluster is whole before a client
+  // connects: a node that has not yet learned the slot map by gossip answers CLUSTERDOWN,
+  // and a client refreshing its map from it can fail the first commands.
+  for (const port of ports) {
+    await waitFor(async () => {
+      const c = new Redis({ port, host: "127.0.0.1" });
+      try {
+        const info = String(await c.cluster("INFO"));
+        return info.includes("cluster_state:ok") && info.includes("cluster_known_nodes:3");
+      } finally {
+        c.disconnect();
+      }
+    }, `cluster_state:ok on node ${port}`);
+  }
   return {
     ports,
     async stop() {
