@@ -47,6 +47,13 @@ const DAY_MS = 86_400_000;
 const IDLE_HINT_MS = 1_000;
 /** Fields per job in a reserve reply (see lua/reserve.lua). */
 const RESERVE_FIELDS = 11;
+/**
+ * The stored (encoded) id of each lock this adapter handed out, so ack, nack, release and
+ * extend skip re-encoding it (a UUID check and two base conversions per job). A lock built
+ * elsewhere (a copy, a test's literal) falls back to `encodeId`.
+ */
+const storedIds = new WeakMap<Lock, string>();
+const storedIdOf = (lock: Lock): string => storedIds.get(lock) ?? encodeId(lock.jobId);
 
 /** A Redis queue: every method of the contract, optional ones included. */
 export class RedisQueue implements Required<Queue> {
@@ -174,7 +181,7 @@ export class RedisQueue implements Required<Queue> {
     this.shared.check(`redis queue "${this.name}"`);
     if (locks.length === 0) return [];
     const args: string[] = [];
-    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
+    for (const lock of locks) args.push(storedIdOf(lock), lock.token);
     return statuses(await this.run("ack", args));
   }
 
@@ -186,7 +193,7 @@ export class RedisQueue implements Required<Queue> {
       const dead = "dead" in item && item.dead === true;
       const runAt = "runAt" in item && Number.isFinite(item.runAt) ? Math.ceil(item.runAt) : 0;
       args.push(
-        encodeId(item.lock.jobId),
+        storedIdOf(item.lock),
         item.lock.token,
         dead ? "" : runAt,
         JSON.stringify(errorOf(item.error)),
@@ -200,7 +207,7 @@ export class RedisQueue implements Required<Queue> {
     this.shared.check(`redis queue "${this.name}"`);
     if (items.length === 0) return [];
     const args: string[] = [];
-    for (const item of items) args.push(encodeId(item.lock.jobId), item.lock.token);
+    for (const item of items) args.push(storedIdOf(item.lock), item.lock.token);
     return statuses(await this.run("release", args));
   }
 
@@ -211,7 +218,7 @@ export class RedisQueue implements Required<Queue> {
     }
     if (locks.length === 0) return [];
     const args: Array<string | number> = [Math.ceil(leaseMs)];
-    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
+    for (const lock of locks) args.push(storedIdOf(lock), lock.token);
     return statuses(await this.run("extend", args));
   }
 
@@ -392,7 +399,8 @@ export class RedisQueue implements Required<Queue> {
 function parseReserve(reply: Array<string | number | null>): ReserveResult {
   const jobs: ReservedJob[] = [];
   for (let i = 2; i + RESERVE_FIELDS <= reply.length; i += RESERVE_FIELDS) {
-    const id = decodeId(String(reply[i]));
+    const stored = String(reply[i]);
+    const id = decodeId(stored);
     const app = String(reply[i + 3] ?? "");
     const malformed = String(reply[i + 10] ?? "");
     const job: ReservedJob = {
@@ -405,6 +413,7 @@ function parseReserve(reply: Array<string | number | null>): ReserveResult {
       readyAt: Number(reply[i + 7]),
       lock: { jobId: id, token: String(reply[i + 8]), expiresAt: Number(reply[i + 9]) },
     };
+    storedIds.set(job.lock, stored);
     if (app !== "") job.appData = app.slice(1);
     if (malformed !== "") job.malformed = malformed;
     jobs.push(job);
