@@ -383,6 +383,42 @@ describe("management", () => {
     expect(info?.attempt).toBe(0);
   });
 
+  it("stores no history bytes for the common life, and writes it out before any other event", async () => {
+    const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
+      maxStalls: 1,
+      historyLimit: 2,
+    });
+    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const [a, b] = [job(), job()];
+    await q.put([a, b]);
+    const freshLength = await raw.hstrlen(jobsKey, encodeId(a.id));
+    const [gotA, gotB] = (await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 })).jobs;
+    await q.ack([gotA!.lock]);
+    // "<state><body>" became "<65-byte header><body>": not one history entry stored.
+    expect(await raw.hstrlen(jobsKey, encodeId(a.id))).toBe(freshLength - 1 + 65);
+    const info = await q.get(a.id);
+    // Implied entries obey the limit too (published is the one cut) and are in time order.
+    expect(info?.history.map((e) => e.event)).toEqual(["reserved", "succeeded"]);
+    expect(info!.history[0]!.at).toBeLessThanOrEqual(info!.history[1]!.at);
+    expect(info!.history[1]!.at).toBe(info?.finishedAt);
+
+    const wide = await adapter.queue(q.name, { maxStalls: 1, historyLimit: 10 });
+    const error = { name: "Error", message: "boom", reason: "error" as const };
+    await wide.nack([{ lock: gotB!.lock, runAt: Date.now(), error }]);
+    const [again] = (await wide.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+    await wide.ack([again!.lock]);
+    const history = (await wide.get(b.id))?.history ?? [];
+    expect(history.map((e) => e.event)).toEqual([
+      "published",
+      "reserved",
+      "retrying",
+      "reserved",
+      "succeeded",
+    ]);
+    const times = history.map((e) => e.at);
+    expect(times).toEqual([...times].sort((x, y) => x - y));
+  });
+
   it("removes finished jobs past their maximum age", async () => {
     const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
       ...opts,

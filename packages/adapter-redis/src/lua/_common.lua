@@ -211,16 +211,36 @@ local function pmember(rec, id)
 end
 
 -- Bounded per-job history (at most min(historyLimit, 255) entries).
+--
+-- The common life of a job (published, reserved once, succeeded) is stored as no entries
+-- at all: while a record has no explicit entries (hcount 0) its history is implied by its
+-- header: "published" at putAt, "reserved" at reservedAt once it has been reserved, and
+-- "succeeded" at finishedAt when it succeeded. Any other event first writes the implied
+-- entries out, then appends itself. Reserve and ack, the hot path, then write no history
+-- bytes, and most succeeded records keep none.
+local function historyLimit()
+  if HISTORY_LIMIT > 255 then return 255 end
+  return HISTORY_LIMIT
+end
+
+-- The implied entries of a record with hcount 0, oldest first: { at, event } pairs.
+local function impliedHistory(rec)
+  local b = bodyOf(rec)
+  local out = { { (b and b[B_PUTAT]) or NOW, EV_PUBLISHED } }
+  if rec.res > 0 then out[#out + 1] = { rec.res, EV_RESERVED } end
+  if rec.state == SUCCEEDED and rec.fin > 0 then out[#out + 1] = { rec.fin, EV_SUCCEEDED } end
+  return out
+end
+
 local function note(rec, event, detail)
-  local limit = HISTORY_LIMIT
-  if limit > 255 then limit = 255 end
+  local limit = historyLimit()
   if limit <= 0 then return end
   if rec.hcount == 0 then
-    local b = bodyOf(rec)
-    local at = NOW
-    if b then at = b[B_PUTAT] end
-    rec.hist = struct.pack(HIST_ENTRY, at, EV_PUBLISHED, 0)
-    rec.hcount = 1
+    local implied = impliedHistory(rec)
+    local parts = {}
+    for i = 1, #implied do parts[i] = struct.pack(HIST_ENTRY, implied[i][1], implied[i][2], 0) end
+    rec.hist = table.concat(parts)
+    rec.hcount = #implied
   end
   detail = detail or ""
   if #detail > 1000 then detail = string.sub(detail, 1, 1000) end
@@ -622,7 +642,10 @@ local function infoJson(id, rec)
   if rec.err then info.error = rec.err end
   local history = {}
   if rec.hcount == 0 then
-    if HISTORY_LIMIT > 0 then history[1] = { at = b[B_PUTAT], event = "published" } end
+    local implied = impliedHistory(rec)
+    for i = math.max(1, #implied - historyLimit() + 1), #implied do
+      history[#history + 1] = { at = implied[i][1], event = EVENT_NAMES[implied[i][2]] }
+    end
   else
     local pos = 1
     for _ = 1, rec.hcount do

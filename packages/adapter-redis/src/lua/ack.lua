@@ -21,7 +21,8 @@ for i = 1, #ids do
   if status == 1 then
     runSamples[#runSamples + 1] = NOW - rec.res
     finish(id, rec, SUCCEEDED)
-    note(rec, EV_SUCCEEDED)
+    -- with no explicit history, "succeeded" is implied by the state (see note())
+    if rec.hcount > 0 then note(rec, EV_SUCCEEDED) end
     touch(id, rec)
     done[#done + 1] = id
   end

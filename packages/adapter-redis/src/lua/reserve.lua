@@ -21,6 +21,8 @@ local MALFORMED = "the stored job record is not one tasklane wrote (undecodable)
 
 local o = 2
 local function take(id, rec, b, malformed)
+  -- A first reservation with no explicit history is implied by reservedAt (see note()).
+  if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
   rec.attempt = rec.attempt + 1
   meta.tok = meta.tok + 1
   metaDirty = true
@@ -29,7 +31,6 @@ local function take(id, rec, b, malformed)
   rec.exp = NOW + lease
   rec.res = NOW
   waitSamples[#waitSamples + 1] = NOW - rec.due
-  note(rec, EV_RESERVED)
   touch(id, rec)
   leases[#leases + 1] = rec.exp
   leases[#leases + 1] = id
