@@ -235,7 +235,12 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       setHint(ls, n);
       return n;
     },
+    limitTurn: (maxJobs) => {
+      turnCap = Math.max(1, Math.floor(maxJobs) || 1);
+    },
   };
+  /** The cap a selector put on the turn it is choosing (`limitTurn`), if any. */
+  let turnCap: number | undefined;
 
   const onLocalPublish = (queueName: string) => {
     const ls = lanes.find((l) => l.config.name === queueName);
@@ -690,8 +695,9 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     ls: LaneState,
     waitMs: number,
     heldNow: number,
+    cap = Number.POSITIVE_INFINITY,
   ): Promise<ReserveResult> & { limit: number } => {
-    const limit = Math.min(capacity - heldNow, ls.config.batchSize, caps.maxBatch);
+    const limit = Math.min(capacity - heldNow, ls.config.batchSize, caps.maxBatch, cap);
     const promise = ls.queue.reserve({
       limit,
       leaseMs: ls.config.leaseMs,
@@ -707,19 +713,24 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
    * rule above allows it counting them), so the backend round trip overlaps with running
    * them. Without this, jobs that finish quickly leave the worker idle for one round trip
    * per batch: with no-op jobs on Redis, half of the wall time.
+   *
+   * A turn the selector capped (`limitTurn`) is one reserve of at most `cap` jobs that
+   * never long-polls: a quick look at a lane, not a stay.
    */
-  const serveLane = async (ls: LaneState) => {
+  const serveLane = async (ls: LaneState, cap?: number): Promise<number> => {
+    const iterations = cap === undefined ? ls.config.numIterations : 1;
     let ahead: (Promise<ReserveResult> & { limit: number }) | undefined;
+    let taken = 0;
     try {
-      for (let i = 0; i < ls.config.numIterations && !stopping; i++) {
+      for (let i = 0; i < iterations && !stopping; i++) {
         let pending = ahead;
         ahead = undefined;
         if (pending === undefined) {
           await waitForRoom(ls);
-          if (stopping) return;
+          if (stopping) return taken;
           const allEmpty = lanes.every((l) => hintOf(l) === 0);
           let waitMs = 0;
-          if (i === 0 && allEmpty) {
+          if (i === 0 && allEmpty && cap === undefined) {
             waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs);
             if (!drainedEmitted && held.size === 0) {
               drainedEmitted = true;
@@ -729,7 +740,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
           pollController = new AbortController();
           pollLane = ls;
           try {
-            pending = reserveFrom(ls, waitMs, active);
+            pending = reserveFrom(ls, waitMs, active, cap);
             await pending;
           } finally {
             pollController = undefined;
@@ -739,6 +750,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         const { limit } = pending;
         const result = await pending;
         const got = result.jobs.length;
+        taken += got;
         bump(metrics.reserves, ls.config.name);
         if (got === 0) bump(metrics.emptyReserves, ls.config.name);
         else bump(metrics.jobs, ls.config.name, got);
@@ -746,20 +758,21 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         if (stopping) {
           // Reserved while shutting down: hand them back at once, unstarted and uncounted.
           for (const job of result.jobs) dispatchRelease(ls, job);
-          return;
+          return taken;
         }
         // Leave the lane when it is known empty: an empty batch, or a short one (the
         // backend had no more). Staying would cost one more, empty, reserve per visit.
         const leave = got === 0 || ls.hint === 0;
-        if (!leave && i + 1 < ls.config.numIterations && hasRoom(ls, active + got)) {
+        if (!leave && i + 1 < iterations && hasRoom(ls, active + got)) {
           // The jobs just received count as held: they are dispatched right below.
           ahead = reserveFrom(ls, 0, active + got);
           // Never an unhandled rejection: the next iteration (or the finally) awaits it.
           ahead.catch(() => {});
         }
         for (const job of result.jobs) dispatch(ls, job);
-        if (leave) return;
+        if (leave) return taken;
       }
+      return taken;
     } finally {
       if (ahead !== undefined) {
         // The stay ended (stop, an error, or the last iteration raced the reserve) with a
@@ -780,13 +793,22 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   const loop = async () => {
     let backoff = errorBackoffMs;
+    let lastCappedEmpty = false;
     while (!stopping) {
       try {
+        turnCap = undefined;
         const lane = await selector.select(selection);
+        let cap = turnCap;
+        // A capped turn never long-polls; two in a row that find every lane empty would
+        // spin. The second one is served as a normal turn instead, which waits.
+        if (cap !== undefined && lastCappedEmpty && lanes.every((l) => hintOf(l) === 0)) {
+          cap = undefined;
+        }
         const ls = lanes.find((l) => l.lane === lane) ?? lanes[0];
         if (!ls) return;
         bump(metrics.selected, ls.config.name);
-        await serveLane(ls);
+        const got = await serveLane(ls, cap);
+        lastCappedEmpty = cap !== undefined && got === 0;
         backoff = errorBackoffMs;
       } catch (error) {
         if (stopping) break;

@@ -336,6 +336,54 @@ describe("worker", () => {
     ]);
   });
 
+  it("honours a selector's turn cap (one reserve of at most that many jobs, no long poll) without spinning", async () => {
+    const clock = createManualClock();
+    const calls: Array<{ limit: number; waitMs: number }> = [];
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapQueue(q, {
+        reserve: async (o) => {
+          calls.push({ limit: o.limit, waitMs: o.waitMs });
+          return q.reserve(o);
+        },
+      }),
+    );
+    const task = defineTask({ name: "t", queue: "q", schema: z.object({}), run: async () => {} });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      // Every turn capped at 2 jobs, whatever the hints say.
+      selector: {
+        name: "capped",
+        select: (ctx) => {
+          ctx.limitTurn?.(2);
+          return ctx.lanes[0] as never;
+        },
+      },
+      queues: [{ name: "q", batchSize: 10, numIterations: 5, longPollMs: 1_000 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      task,
+      Array.from({ length: 5 }, () => ({ payload: {} })),
+    );
+    const succeeded = record(tl, "succeeded");
+    await tl.worker({ concurrency: 10 }).start();
+    for (let i = 0; i < 20 && succeeded.length < 5; i++) await clock.advance(10);
+    expect(succeeded).toHaveLength(5);
+    // Five jobs, two per capped turn: three turns, each a single reserve.
+    expect(calls.slice(0, 3)).toEqual([
+      { limit: 2, waitMs: 0 },
+      { limit: 2, waitMs: 0 },
+      { limit: 2, waitMs: 0 },
+    ]);
+    // Once every lane is known empty, a second capped turn in a row would spin: the
+    // worker long-polls instead, so calls stay few however long it idles.
+    await clock.advance(5_000);
+    expect(calls.some((c) => c.waitMs === 1_000)).toBe(true);
+    expect(calls.length).toBeLessThan(20);
+  });
+
   it("reserves no further ahead than concurrency + prefetch", async () => {
     const clock = createManualClock();
     let peakHeld = 0;
