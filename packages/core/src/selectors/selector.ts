@@ -28,9 +28,12 @@ export interface SelectionContext {
   /**
    * Cap the turn this selection starts at `maxJobs` jobs in all (at least 1), taken in a
    * single reserve: the worker reserves `min(free slots, batch size, maxJobs)` once and
-   * then selects again, instead of staying for up to `numIterations` reserves. Call it
-   * before returning the lane; it applies to that one turn only. Optional: undefined
-   * where the worker cannot cap a turn, and a selector must then do without.
+   * then selects again, instead of staying for up to `numIterations` reserves. A capped
+   * turn never long-polls, except that tasklane's worker serves a second capped turn in a
+   * row as a normal one when the first found nothing and every lane is known empty (so a
+   * selector cannot make it spin). Call it before returning the lane; it applies to that
+   * one turn only. Optional: undefined where the worker cannot cap a turn, and a
+   * selector must then do without.
    */
   limitTurn?(maxJobs: number): void;
 }
