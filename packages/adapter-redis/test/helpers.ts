@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,6 +89,13 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
       restart: async () => {},
       stop: async () => {},
     };
+  }
+  if (!existsSync(REDIS_SERVER)) {
+    throw new Error(
+      `${REDIS_SERVER} not found: install Debian's redis-server package ` +
+        "(apt-get install -y redis-server; .ci/run does), or set REDIS_SERVER_BIN, or " +
+        "REDIS_URL to use a server of your own",
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), "tasklane-redis-"));
   const port = await freePort();
