@@ -61,6 +61,22 @@ describe("id codec", () => {
       expect(decodeId(encodeId(id))).toBe(id);
     }
   });
+
+  it("stores a UUID as base64url of its 16 bytes, and anything UUID-like but not one as is", () => {
+    for (let i = 0; i < 500; i++) {
+      const uuid = randomUUID();
+      const bytes = Buffer.from(uuid.replaceAll("-", ""), "hex");
+      expect(encodeId(uuid)).toBe(`~${bytes.toString("base64url")}`);
+    }
+    const uuid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+    const near = [
+      uuid.replace("-", "_"), // a dash missing
+      `${uuid.slice(0, 35)}g`, // not hex
+      uuid.toUpperCase(), // not canonical lowercase
+      `${uuid.slice(0, 8)}${uuid.slice(9)}-`, // a dash moved
+    ];
+    for (const id of near) expect(encodeId(id)).toBe(id);
+  });
 });
 
 describe("scripts", () => {
