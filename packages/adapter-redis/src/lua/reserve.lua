@@ -45,7 +45,7 @@ local function take(id, rec, b, malformed)
   out[o + 6] = rec.attempt
   out[o + 7] = b[B_PUTAT] - b[B_PUBD]
   out[o + 8] = rec.due
-  out[o + 9] = tostring(rec.token)
+  out[o + 9] = rec.token
   out[o + 10] = rec.exp
   out[o + 11] = malformed or ""
   o = o + 11
