@@ -60,7 +60,9 @@ export interface WorkerOptions {
    * slots free up and the backend round trip overlaps with running jobs. Prefetched jobs
    * keep their leases by heartbeat, start in lane-priority order, are handed back
    * unstarted at shutdown, and still obey Kale's time budget when they start. 0 turns
-   * prefetching off. Default: the largest `batchSize` among the served queues.
+   * prefetching off. Default: room for one batch in flight while another waits to run,
+   * `max(B, 2 × B − concurrency)` with B the largest `batchSize` among the served queues
+   * (so just B when batches are no larger than `concurrency`).
    */
   prefetch?: number;
   /** Serve only these queues (config names). Default: all. */
@@ -177,7 +179,12 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const caps = adapter.capabilities;
 
   const selector = client.makeSelector();
-  const prefetch = options.prefetch ?? Math.max(...configs.map((c) => c.batchSize));
+  // Double buffering by default: while one batch waits in the buffer (or runs), the next
+  // can be in flight. With batches larger than concurrency, one batch of prefetch would
+  // leave no room for a reserve ahead, and a worker whose jobs finish quickly would idle
+  // for a round trip per batch (measured on Redis, c=10 and batches of 100: +25% jobs/s).
+  const largestBatch = Math.max(...configs.map((c) => c.batchSize));
+  const prefetch = options.prefetch ?? Math.max(largestBatch, 2 * largestBatch - concurrency);
   if (!(Number.isInteger(prefetch) && prefetch >= 0)) {
     throw new ConfigError("worker.prefetch", prefetch, "must be an integer >= 0");
   }

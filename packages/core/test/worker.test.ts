@@ -243,7 +243,7 @@ describe("worker", () => {
     expect(peak).toBe(25);
   });
 
-  it("prefetches up to a batch beyond its concurrency and hands the unstarted ones back at stop", async () => {
+  it("prefetches whole batches beyond its concurrency and hands the unstarted ones back at stop", async () => {
     const clock = createManualClock();
     const adapter = createMemoryAdapter({ clock });
     let running = 0;
@@ -269,15 +269,16 @@ describe("worker", () => {
       task,
       Array.from({ length: 30 }, () => ({ payload: {} })),
     );
-    const worker = tl.worker({ concurrency: 2 }); // prefetch defaults to batchSize: 10
+    // prefetch defaults to 2 × batchSize − concurrency: 18, so two whole batches fit.
+    const worker = tl.worker({ concurrency: 2 });
     await worker.start();
     await clock.advance(100);
-    // One full batch: 2 running, 8 buffered. The buffer is refilled only once it has
-    // drained, so batches stay whole.
+    // Two full batches: 2 running, 18 buffered. The buffer is refilled only once it has
+    // room for a whole batch, so batches stay whole.
     expect(running).toBe(2);
-    expect(worker.held).toBe(10);
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 20, active: 10 });
-    // Stopping with a long grace: the 8 prefetched jobs go back at once, the 2 running finish.
+    expect(worker.held).toBe(20);
+    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 10, active: 20 });
+    // Stopping with a long grace: the 18 prefetched jobs go back at once, the 2 running finish.
     const stopped = worker.stop({ graceMs: 60_000 });
     await clock.advance(100);
     expect(await tl.queue("q").counts()).toMatchObject({ waiting: 28, active: 2 });
