@@ -49,6 +49,8 @@ do
   local t = redis.call("TIME")
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- NOW as a score argument, converted once per call rather than once per job.
+local NOW_TEXT = string.format("%d", NOW)
 
 -- JOB RECORDS. Two layouts, told apart by the first byte:
 --
@@ -449,7 +451,7 @@ local function finish(id, rec, state)
   rec.state = state
   rec.fin = NOW
   local adds = finishedAdds[state]
-  adds[#adds + 1] = NOW
+  adds[#adds + 1] = NOW_TEXT
   adds[#adds + 1] = id
 end
 

@@ -8,6 +8,9 @@ if (#ARGV - 7) % 2 ~= 0 then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT extend takes 2 arguments per item")
 end
 
+-- Every lease moved in this call ends at the same time: its score text is made once.
+local expText = string.format("%d", NOW + lease)
+
 local ids = {}
 for i = 8, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 load(ids)
@@ -22,7 +25,7 @@ for i = 1, #ids do
   if status == 1 then
     rec.exp = NOW + lease
     touch(id, rec)
-    leases[#leases + 1] = rec.exp
+    leases[#leases + 1] = expText
     leases[#leases + 1] = id
   end
 end

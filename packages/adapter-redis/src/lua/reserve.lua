@@ -11,6 +11,8 @@ flushWaiting()
 
 local limit = tonumber(ARGV[7])
 local lease = tonumber(ARGV[8])
+-- Every lease taken in this call ends at the same time: its score text is made once.
+local expText = string.format("%d", NOW + lease)
 local out = { 0, -1 }
 local leases = {}
 local taken = 0
@@ -32,7 +34,7 @@ local function take(id, rec, b, malformed)
   rec.res = NOW
   waitSamples[#waitSamples + 1] = NOW - rec.due
   touch(id, rec)
-  leases[#leases + 1] = rec.exp
+  leases[#leases + 1] = expText
   leases[#leases + 1] = id
   taken = taken + 1
   local app = b[B_APP]
