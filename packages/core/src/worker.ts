@@ -679,14 +679,14 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   // ── the loop ──────────────────────────────────────────────────────────────────────
   /**
-   * Whether a reserve is worth making with `held` jobs held-and-unfinished: a slot is
-   * idle, or (with prefetch) the buffer of unstarted jobs has room for a whole refill.
-   * Refilling only when the buffer has drained keeps batches full instead of reserving
-   * one job per freed slot.
+   * Whether a reserve is worth making while `holding` jobs are held and unfinished: a
+   * slot is idle, or (with prefetch) the buffer of unstarted jobs has room for a whole
+   * refill. Refilling only when the buffer has drained keeps batches full instead of
+   * reserving one job per freed slot.
    */
-  const hasRoom = (ls: LaneState, held: number) => {
-    const room = capacity - held;
-    return room >= 1 && (held < concurrency || room >= Math.min(ls.config.batchSize, prefetch));
+  const hasRoom = (ls: LaneState, holding: number) => {
+    const room = capacity - holding;
+    return room >= 1 && (holding < concurrency || room >= Math.min(ls.config.batchSize, prefetch));
   };
 
   const waitForRoom = async (ls: LaneState) => {
@@ -695,6 +695,12 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         onSlotFree = resolve;
       });
     }
+  };
+
+  const countReserve = (ls: LaneState, got: number) => {
+    bump(metrics.reserves, ls.config.name);
+    if (got === 0) bump(metrics.emptyReserves, ls.config.name);
+    else bump(metrics.jobs, ls.config.name, got);
   };
 
   /** Reserve on `ls` with room for `heldNow` jobs already held. */
@@ -758,9 +764,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         const result = await pending;
         const got = result.jobs.length;
         taken += got;
-        bump(metrics.reserves, ls.config.name);
-        if (got === 0) bump(metrics.emptyReserves, ls.config.name);
-        else bump(metrics.jobs, ls.config.name, got);
+        countReserve(ls, got);
         setHint(ls, result.ready ?? (got < limit ? 0 : undefined));
         if (stopping) {
           // Reserved while shutting down: hand them back at once, unstarted and uncounted.
@@ -785,6 +789,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         // The stay ended (stop, an error, or the last iteration raced the reserve) with a
         // reserve still in flight: its jobs are held, so hand them back or run them.
         const late = await ahead.catch(() => undefined);
+        if (late !== undefined) countReserve(ls, late.jobs.length);
         for (const job of late?.jobs ?? []) {
           if (stopping) dispatchRelease(ls, job);
           else dispatch(ls, job);
