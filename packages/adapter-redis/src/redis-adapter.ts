@@ -134,7 +134,8 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
   } else if (options.cluster !== undefined) {
     const given = options.cluster.options ?? {};
     client = new Cluster(options.cluster.nodes, {
-      enableAutoPipelining: true,
+      // See below: auto-pipelining costs more than it saves here.
+      enableAutoPipelining: false,
       ...given,
       redisOptions: {
         maxRetriesPerRequest: 1,
@@ -146,7 +147,12 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     const base: RedisOptions = {
       maxRetriesPerRequest: 1,
       commandTimeout: commandTimeoutMs,
-      enableAutoPipelining: true,
+      // Off: every call is already a batch (one script per batch), and auto-pipelining
+      // holds each command back until the event loop turns (setImmediate), which kept
+      // reserves from overlapping running jobs and added a loop turn to every single
+      // publish. Measured in the same bench run: c=100 1.5x -> 2.5x BullMQ, c=10 1.9x ->
+      // 2.9x, one-at-a-time latency p99 5.2 -> 1.2 ms, single publishes +25%.
+      enableAutoPipelining: false,
     };
     const conn = options.connection;
     client =

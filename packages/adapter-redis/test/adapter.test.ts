@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { Socket } from "node:net";
 import {
   type AdapterEvent,
   bucketIndex,
@@ -397,6 +398,28 @@ describe("management", () => {
     const info = await q.get(put.id);
     expect(info?.history.map((e) => e.event)).toEqual(["released", "reserved", "released"]);
     expect(info?.attempt).toBe(0);
+  });
+
+  it("writes each call to the socket at once, not on a later turn of the event loop", async () => {
+    // A reserve sent ahead must be on its way before the worker runs the batch it just
+    // received (jobs that finish in microtasks); ioredis auto-pipelining would hold it
+    // until setImmediate. Count the socket writes made before this code yields.
+    const q = await fresh();
+    await q.probe(); // connected, scripts loaded
+    let writes = 0;
+    const original = Socket.prototype.write;
+    Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
+      if (this.remotePort === server.port) writes++;
+      return (original as (...a: unknown[]) => boolean).apply(this, args);
+    } as typeof Socket.prototype.write;
+    try {
+      const reserved = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 0 });
+      const probed = q.probe();
+      expect(writes).toBe(2);
+      await Promise.all([reserved, probed]);
+    } finally {
+      Socket.prototype.write = original;
+    }
   });
 
   it("stores no history bytes for the common life, and writes it out before any other event", async () => {
