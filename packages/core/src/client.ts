@@ -215,8 +215,8 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const selectorOption = options.selector ?? "reduced-lottery";
   let makeSelector: () => Selector;
   if (typeof selectorOption === "string") {
-    createSelector(selectorOption, { random }); // validate the name now, not at worker start
-    makeSelector = () => createSelector(selectorOption, { random });
+    createSelector(selectorOption, { random, clock }); // validate the name now, not at worker start
+    makeSelector = () => createSelector(selectorOption, { random, clock });
   } else if (selectorOption && typeof selectorOption.select === "function") {
     makeSelector = () => selectorOption;
   } else {

@@ -385,6 +385,48 @@ describe("worker", () => {
     expect(calls.length).toBeLessThan(20);
   });
 
+  it("runs trickle-stride's one-job looks at a low lane on the client's clock", async () => {
+    const clock = createManualClock();
+    const calls: Array<{ queue: string; limit: number }> = [];
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapQueue(q, {
+        reserve: async (o) => {
+          calls.push({ queue: q.name, limit: o.limit });
+          return q.reserve(o);
+        },
+      }),
+    );
+    const run = async () => {
+      await new Promise<void>((r) => clock.setTimeout(r, 50));
+    };
+    const high = defineTask({ name: "high", queue: "high", schema: z.object({}), run });
+    const low = defineTask({ name: "low", queue: "low", schema: z.object({}), run });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      selector: "trickle-stride",
+      queues: [
+        { name: "high", priority: 100, batchSize: 10 },
+        { name: "low", priority: 5, batchSize: 10 },
+      ],
+      tasks: [high, low],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      high,
+      Array.from({ length: 200 }, () => ({ payload: {} })),
+    );
+    await tl.publishMany(
+      low,
+      Array.from({ length: 20 }, () => ({ payload: {} })),
+    );
+    await tl.worker({ concurrency: 2, prefetch: 0 }).start();
+    // Virtual time only: on the system clock the 200 ms trickle interval would not pass.
+    for (let i = 0; i < 40; i++) await clock.advance(50);
+    const lowCalls = calls.filter((c) => c.queue.endsWith("low"));
+    expect(lowCalls.some((c) => c.limit === 1)).toBe(true);
+  });
+
   it("reserves no further ahead than concurrency + prefetch", async () => {
     const clock = createManualClock();
     let peakHeld = 0;

@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import { ConfigError } from "../errors.ts";
 import { createHintedStride } from "./hinted-stride.ts";
 import { createLottery } from "./lottery.ts";
@@ -27,6 +28,11 @@ export interface CreateSelectorOptions {
    * Default `Math.random`.
    */
   random?: RandomSource;
+  /**
+   * Time source of the selectors that look at time (trickle-stride's trickle interval).
+   * Default the system clock; the client passes its own, so a manual clock drives them too.
+   */
+  clock?: Pick<Clock, "now">;
 }
 
 /**
@@ -52,7 +58,10 @@ export function createSelector(
     case "hinted-stride":
       return createHintedStride(random);
     case "trickle-stride":
-      return createTrickleStride(random);
+      return createTrickleStride({
+        ...random,
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+      });
     default:
       throw new ConfigError(
         "selector",
