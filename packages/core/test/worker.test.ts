@@ -7,6 +7,7 @@ import {
   createTasklane,
   defineTask,
   type Queue,
+  type ReserveOptions,
   type Tasklane,
   type TasklaneEvents,
 } from "../src/index.ts";
@@ -31,6 +32,18 @@ function wrapQueue(q: Queue, overrides: Partial<Queue>): Queue {
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
+}
+
+/** `inner` with every reserve's queue and options noted before the call. */
+function noteReserves(inner: Adapter, note: (queue: string, options: ReserveOptions) => void) {
+  return wrapAdapter(inner, (q) =>
+    wrapQueue(q, {
+      reserve: async (o) => {
+        note(q.name, o);
+        return q.reserve(o);
+      },
+    }),
+  );
 }
 
 const open: Tasklane[] = [];
@@ -291,13 +304,8 @@ describe("worker", () => {
   it("sends the next reserve before running the batch it just received (round trip overlaps the jobs)", async () => {
     const clock = createManualClock();
     const log: string[] = [];
-    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
-      wrapQueue(q, {
-        reserve: async (o) => {
-          log.push(`reserve ${o.limit}`);
-          return q.reserve(o);
-        },
-      }),
+    const adapter = noteReserves(createMemoryAdapter({ clock }), (_, o) =>
+      log.push(`reserve ${o.limit}`),
     );
     const task = defineTask({
       name: "t",
@@ -340,13 +348,8 @@ describe("worker", () => {
   it("honours a selector's turn cap (one reserve of at most that many jobs, no long poll) without spinning", async () => {
     const clock = createManualClock();
     const calls: Array<{ limit: number; waitMs: number }> = [];
-    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
-      wrapQueue(q, {
-        reserve: async (o) => {
-          calls.push({ limit: o.limit, waitMs: o.waitMs });
-          return q.reserve(o);
-        },
-      }),
+    const adapter = noteReserves(createMemoryAdapter({ clock }), (_, o) =>
+      calls.push({ limit: o.limit, waitMs: o.waitMs }),
     );
     const task = defineTask({ name: "t", queue: "q", schema: z.object({}), run: async () => {} });
     const tl = createTasklane({
@@ -388,13 +391,8 @@ describe("worker", () => {
   it("runs trickle-stride's one-job looks at a low lane on the client's clock", async () => {
     const clock = createManualClock();
     const calls: Array<{ queue: string; limit: number }> = [];
-    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
-      wrapQueue(q, {
-        reserve: async (o) => {
-          calls.push({ queue: q.name, limit: o.limit });
-          return q.reserve(o);
-        },
-      }),
+    const adapter = noteReserves(createMemoryAdapter({ clock }), (queue, o) =>
+      calls.push({ queue, limit: o.limit }),
     );
     const run = async () => {
       await new Promise<void>((r) => clock.setTimeout(r, 50));
