@@ -10,9 +10,9 @@
  * A reserve waits (long poll, the lane's longPollMs) only on the first batch of a stay and
  * only when every lane's hint is 0; otherwise it returns at once. Hints are the ready
  * count learned from the worker's own last reserve or probe of the lane, trusted for
- * hintTtlMs. A selector may cap a turn (SelectionContext.limitTurn, a proposed worker
- * extension that tasklane's worker does not have yet): the stay is then one reserve of
- * min(free slots, batchSize, cap) jobs that never waits.
+ * hintTtlMs. A selector may cap a turn (SelectionContext.limitTurn): the stay is then one
+ * reserve of min(free slots, batchSize, cap) jobs that never waits; as in the worker, a
+ * capped turn right after an empty one while every hint is 0 is served as a normal turn.
  */
 import {
   createSelector,
@@ -101,6 +101,8 @@ interface WorkerRuntime {
    * at most this many jobs. Undefined: a normal stay.
    */
   turnLimit: number | undefined;
+  /** The last turn was capped and came back empty (the worker's guard against spinning). */
+  lastCappedEmpty: boolean;
   /** Continuation waiting for a free slot. */
   resume: (() => void) | undefined;
   /** The long poll in progress, if any. */
@@ -228,6 +230,13 @@ export async function simulate(
     const before = w.probes;
     w.turnLimit = undefined;
     const lane = await w.selector.select(w.context);
+    if (
+      w.turnLimit !== undefined &&
+      w.lastCappedEmpty &&
+      lanes.every((other) => hintOf(w, other) === 0)
+    ) {
+      w.turnLimit = undefined;
+    }
     const l = laneOf.get(lane);
     if (l === undefined) throw new Error(`selector ${w.selector.name} returned an unknown lane`);
     selections++;
@@ -287,6 +296,7 @@ export async function simulate(
   ) => {
     const readyAfter = queued(l);
     heap.push(now + afterMs, () => {
+      w.lastCappedEmpty = w.turnLimit !== undefined && got === 0;
       if (options.backend === "exact") setHint(w, l, readyAfter);
       else setHint(w, l, got < limit ? 0 : undefined);
       if (got === 0) {
@@ -317,6 +327,7 @@ export async function simulate(
       lane: undefined,
       iteration: 0,
       turnLimit: undefined,
+      lastCappedEmpty: false,
       resume: undefined,
       poll: undefined,
       probes: 0,
@@ -334,7 +345,7 @@ export async function simulate(
         return Promise.resolve(count);
       },
       limitTurn: (maxJobs) => {
-        w.turnLimit = Math.max(1, Math.floor(maxJobs));
+        w.turnLimit = Math.max(1, Math.floor(maxJobs) || 1);
       },
     };
     workers.push(w);
