@@ -132,6 +132,8 @@ const FAST_RESERVE_GAP_MS = 100;
 const MAX_DELAY_SECONDS = 900;
 /** SQS VisibilityTimeout ceiling: 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;
+/** Most messages one ReceiveMessage returns (SQS's MaxNumberOfMessages ceiling). */
+const RECEIVE_MAX = 10;
 const DEDUP_ID_RE = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 /** Room kept for the error attributes of a dead letter besides the stack. */
 const ERROR_MESSAGE_MAX = 16_384;
@@ -284,7 +286,7 @@ export class SqsQueue implements Queue {
         // full receive; the rest waits in the buffer for its next reserve (see prefetch).
         const need = limit - jobs.length;
         const surplus = fast && this.#init.prefetch > 0 && band.lastFull === true;
-        await this.#receiveFan(band, surplus ? Math.max(need, 10) : need, seconds);
+        await this.#receiveFan(band, surplus ? Math.max(need, RECEIVE_MAX) : need, seconds);
         jobs = jobs.concat(this.#take(limit - jobs.length));
         if (this.#closed) break;
         // Serving a lower band while higher ones look empty: watch those with a long poll
@@ -292,7 +294,7 @@ export class SqsQueue implements Queue {
         // of waiting out probeCacheMs behind this band's work.
         if (jobs.length > before) {
           for (const higher of skipped) {
-            if (!higher.poll) this.#startPoll(higher, 10, seconds, 20_000);
+            if (!higher.poll) this.#startPoll(higher, RECEIVE_MAX, seconds, 20_000);
           }
         }
       }
@@ -317,7 +319,7 @@ export class SqsQueue implements Queue {
     let n = 0;
     // (A long poll that just came back full counts too, though its `poll` is cleared a few
     // microtasks after the reserve it woke has resumed.)
-    for (const band of this.#bands) if (band.lastFull === true) n += 10;
+    for (const band of this.#bands) if (band.lastFull === true) n += RECEIVE_MAX;
     return n;
   }
 
@@ -398,19 +400,19 @@ export class SqsQueue implements Queue {
   /** Read ahead on a busy band so the next reserve is served from memory. */
   #maybePrefetch(limit: number, seconds: number) {
     const { prefetch } = this.#init;
-    if (prefetch === 0 || this.#closed || limit < 10) return;
+    if (prefetch === 0 || this.#closed || limit < RECEIVE_MAX) return;
     for (const band of this.#bands) {
       // Busy: the last receive came back full, and we have not read far enough ahead.
       if (band.emptyAt !== undefined || band.poll) continue;
       const ahead = this.#buffer.filter((h) => h.band === band).length + band.prefetching;
       if (ahead >= prefetch || band.lastFull !== true) continue;
-      band.prefetching += 10;
-      const p = this.#receive(band, 10, 0, seconds, undefined)
+      band.prefetching += RECEIVE_MAX;
+      const p = this.#receive(band, RECEIVE_MAX, 0, seconds, undefined)
         .catch((error: unknown) => {
           if (!this.#closed) this.#init.onError(asError(error));
         })
         .finally(() => {
-          band.prefetching -= 10;
+          band.prefetching -= RECEIVE_MAX;
         });
       this.#track(p);
       return;
@@ -430,7 +432,7 @@ export class SqsQueue implements Queue {
     try {
       const command = new ReceiveMessageCommand({
         QueueUrl: band.url,
-        MaxNumberOfMessages: Math.max(1, Math.min(10, max)),
+        MaxNumberOfMessages: Math.max(1, Math.min(RECEIVE_MAX, max)),
         WaitTimeSeconds: waitSeconds,
         VisibilityTimeout: seconds,
         MessageSystemAttributeNames: this.fifo
@@ -451,8 +453,8 @@ export class SqsQueue implements Queue {
       });
     }
     const now = Date.now();
-    band.lastFull = messages.length >= Math.min(10, max);
-    if (messages.length < Math.min(10, max)) band.emptyAt = now;
+    band.lastFull = messages.length >= Math.min(RECEIVE_MAX, max);
+    if (messages.length < Math.min(RECEIVE_MAX, max)) band.emptyAt = now;
     else band.emptyAt = undefined;
     const expiresAt = before + seconds * 1000;
     const fresh: Held[] = [];
@@ -498,8 +500,10 @@ export class SqsQueue implements Queue {
    * round of empty receives.
    */
   async #receiveFan(band: BandState, need: number, seconds: number): Promise<void> {
-    const n = Math.max(1, Math.min(Math.ceil(need / 10), band.fan));
-    const sizes = Array.from({ length: n }, (_, i) => Math.min(10, need - i * 10));
+    const n = Math.max(1, Math.min(Math.ceil(need / RECEIVE_MAX), band.fan));
+    const sizes = Array.from({ length: n }, (_, i) =>
+      Math.min(RECEIVE_MAX, need - i * RECEIVE_MAX),
+    );
     const got = await Promise.all(
       sizes.map((size) => this.#receive(band, size, 0, seconds, undefined)),
     );
@@ -907,7 +911,7 @@ export class SqsQueue implements Queue {
         const out = await this.#init.client.send(
           new ReceiveMessageCommand({
             QueueUrl: url,
-            MaxNumberOfMessages: 10,
+            MaxNumberOfMessages: RECEIVE_MAX,
             WaitTimeSeconds: 0,
             VisibilityTimeout: scanSeconds,
             MessageSystemAttributeNames: [
