@@ -26,6 +26,7 @@ import {
 } from "@tasklane/core";
 import { mapRedisError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
+import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type QueueKeys, queueKeys } from "./keys.ts";
 import type { AdapterShared } from "./redis-adapter.ts";
 import { runScript, SCRIPTS, type ScriptName } from "./scripts.ts";
@@ -45,8 +46,11 @@ const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
 /** How long "the queue was left empty" is trusted by the next long poll, ms. */
 const IDLE_HINT_MS = 1_000;
-/** Fields per job in a reserve reply (see lua/reserve.lua). */
-const RESERVE_FIELDS = 11;
+/** Fields per job in a reserve reply, and before the first job (see lua/reserve.lua). */
+const RESERVE_FIELDS = 7;
+const RESERVE_HEAD = 4;
+/** The reason a job whose stored text does not parse is handed out as malformed. */
+const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
 /**
  * The stored (encoded) id of each lock this adapter handed out, so ack, nack, release and
  * extend skip re-encoding it (a UUID check and two base conversions per job). A lock built
@@ -112,9 +116,7 @@ export class RedisQueue implements Required<Queue> {
     for (const job of jobs) {
       args.push(
         encodeId(job.id),
-        job.task,
-        job.payload,
-        job.appData === undefined ? "" : `=${job.appData}`,
+        encodeJobText(job.task, job.payload, job.appData),
         Number.isFinite(job.priority) ? Math.trunc(job.priority) : 0,
         job.runAt !== undefined && Number.isFinite(job.runAt) ? Math.ceil(job.runAt) : "",
         Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "",
@@ -354,9 +356,7 @@ export class RedisQueue implements Required<Queue> {
     const raw = JSON.parse(json) as {
       id: string;
       state: JobState;
-      task: string;
-      payload: string;
-      appData?: string;
+      text: string;
       priority: number;
       attempt: number;
       publishedAt: number;
@@ -365,11 +365,13 @@ export class RedisQueue implements Required<Queue> {
       error?: string;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
+    // A record or text tasklane did not write shows its raw bytes as the payload.
+    const parts = parseJobText(raw.text);
     const info: JobInfo = {
       id: decodeId(raw.id),
       queue: this.name,
-      task: raw.task,
-      payload: raw.payload,
+      task: parts?.task ?? "",
+      payload: parts?.payload ?? raw.text,
       priority: raw.priority,
       state: raw.state,
       attempt: raw.attempt,
@@ -383,7 +385,7 @@ export class RedisQueue implements Required<Queue> {
           })
         : [],
     };
-    if (raw.appData !== undefined) info.appData = raw.appData;
+    if (parts?.appData !== undefined) info.appData = parts.appData;
     if (raw.finishedAt !== undefined) info.finishedAt = raw.finishedAt;
     if (raw.error !== undefined) {
       try {
@@ -398,23 +400,28 @@ export class RedisQueue implements Required<Queue> {
 
 function parseReserve(reply: Array<string | number | null>): ReserveResult {
   const jobs: ReservedJob[] = [];
-  for (let i = 2; i + RESERVE_FIELDS <= reply.length; i += RESERVE_FIELDS) {
+  let token = Number(reply[2]);
+  const expiresAt = Number(reply[3]);
+  for (let i = RESERVE_HEAD; i + RESERVE_FIELDS <= reply.length; i += RESERVE_FIELDS) {
     const stored = String(reply[i]);
     const id = decodeId(stored);
-    const app = String(reply[i + 3] ?? "");
-    const malformed = String(reply[i + 10] ?? "");
+    const text = String(reply[i + 1] ?? "");
+    let malformed = String(reply[i + 6] ?? "");
+    const parts = malformed === "" ? parseJobText(text) : undefined;
+    if (parts === undefined && malformed === "") malformed = MALFORMED_TEXT;
     const job: ReservedJob = {
       id,
-      task: String(reply[i + 1] ?? ""),
-      payload: String(reply[i + 2] ?? ""),
-      priority: Number(reply[i + 4]),
-      attempt: Number(reply[i + 5]),
-      publishedAt: Number(reply[i + 6]),
-      readyAt: Number(reply[i + 7]),
-      lock: { jobId: id, token: String(reply[i + 8]), expiresAt: Number(reply[i + 9]) },
+      task: parts?.task ?? "",
+      payload: parts?.payload ?? text,
+      priority: Number(reply[i + 2]),
+      attempt: Number(reply[i + 3]),
+      publishedAt: Number(reply[i + 4]),
+      readyAt: Number(reply[i + 5]),
+      // the k-th job of a reply holds the call's first token + k (see lua/reserve.lua)
+      lock: { jobId: id, token: String(token++), expiresAt },
     };
     storedIds.set(job.lock, stored);
-    if (app !== "") job.appData = app.slice(1);
+    if (parts?.appData !== undefined) job.appData = parts.appData;
     if (malformed !== "") job.malformed = malformed;
     jobs.push(job);
   }

@@ -529,6 +529,27 @@ describe("bad input and failures", () => {
     expect(await q.ack([got[2]!.lock])).toEqual(["ok"]);
   });
 
+  it("hands out a record whose job text was corrupted as malformed, raw text as payload", async () => {
+    const q = await fresh();
+    const [a, b] = [job(), job()];
+    await q.put([a, b]);
+    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const field = encodeId(a.id);
+    // keep the record's binary prefix (state + 20 bytes) and break the text after it
+    const stored = (await raw.hgetBuffer(jobsKey, field))!;
+    await raw.hset(jobsKey, field, Buffer.concat([stored.subarray(0, 21), Buffer.from("x:y")]));
+    expect((await q.get(a.id))?.payload).toBe("x:y");
+    const got = (await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(got.map((j) => j.id)).toEqual([a.id, b.id]);
+    expect(got[0]?.malformed).toMatch(/unparsable/);
+    expect(got[0]?.payload).toBe("x:y");
+    expect(got[1]?.malformed).toBeUndefined();
+    expect(got[1]?.payload).toBe(b.payload);
+    const error = { name: "MalformedJobError", message: "bad", reason: "malformed" as const };
+    expect(await q.nack([{ lock: got[0]!.lock, dead: true, error }])).toEqual(["ok"]);
+    expect(await q.get(a.id)).toMatchObject({ state: "failed", payload: "x:y" });
+  });
+
   it("survives corrupted records of delayed, failed and deleted jobs", async () => {
     const q = await fresh();
     const jobsKey = queueKeys(prefix, q.name).all[1]!;

@@ -32,6 +32,14 @@
 -- OOM: legacy (flagless) scripts are refused a memory-growing command only while they have
 -- not written yet, so scripts that must work when Redis is out of memory (reserve, ack,
 -- nack, cancel) write with a shrinking command first (LPOP, ZREM).
+--
+-- SECTIONS. A line "--@" starts a section. Everything before the first one goes into every
+-- script; a section goes into a script only when the script, or a section it takes,
+-- names one of the section's top-level locals (scripts.ts resolves this at load time).
+-- Why: every call runs the whole prelude, and creating ~40 closures (each upvalue found
+-- by walking the open-upvalue list) cost ~115k instructions per call, about 3.5 empty
+-- EVALSHAs; a one-job ack or put needs a third of them. A section may refer to locals of
+-- earlier sections and to the forward-declared flush functions only.
 
 pcall(function() redis.replicate_commands() end)
 
@@ -57,19 +65,28 @@ local NOW_TEXT = string.format("%d", NOW)
 --   fresh     <state 1..6> <body>                      (a job as put: waiting, never handed out)
 --   extended  <header, 65 bytes> <body> <error> <history>
 --
--- body    cmsgpack { task, payload, appData | false, priority, seq, putAt, publishedAt delta }
---         written once by put and never re-encoded (ack and extend never touch the payload)
+-- body    struct ">hI6I6i6" (20 bytes): priority, seq, putAt, publishedAt (6-byte integers
+--         hold epoch ms to the year 10889); then the job's text
+--         as core's client made it: "<task length>:<appData length or ->:<task><appData>
+--         <payload>" (lengths in UTF-16 units). Scripts read only the 20-byte prefix; the
+--         text goes back to Node verbatim, which parses it (and reports a text it cannot
+--         parse as malformed). Written once by put and never re-encoded.
 -- header  struct ">BHHdddddhdBBI4I4": 64 + state, attempt, stalls, token, expiresAt,
 --         reservedAt, finishedAt (0 = none), dueAt, priority, seq, flags (1 = canceled while
 --         active), history entries, body length, error length
 -- error   JSON text of the last error (core's JobError)
 -- history entries of struct ">dBH" (at, event, detail length) followed by the detail;
 --         none stored means just the implicit "published" event at putAt
--- A fresh record costs 1 byte more than its body: what keeps waiting jobs small.
+-- A fresh record costs 1 byte more than its body: what keeps waiting jobs small. No
+-- general-purpose decoder (cmsgpack) runs on the hot path: reserve reads a fixed prefix.
+-- Priority is stored as a 16-bit integer: core allows -1000..1000.
 local HEADER = ">BHHdddddhdBBI4I4"
 local HEADER_LEN = 65
 local HIST_ENTRY = ">dBH"
-local B_TASK, B_PAYLOAD, B_APP, B_PRIO, B_SEQ, B_PUTAT, B_PUBD = 1, 2, 3, 4, 5, 6, 7
+local PREFIX = ">hI6I6i6"
+local PREFIX_LEN = 20
+-- A fresh record's first 21 bytes: the state, then the body's prefix.
+local FRESH = ">B" .. string.sub(PREFIX, 2)
 -- states
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
@@ -80,10 +97,31 @@ local EV_FAILED, EV_STALLED, EV_CANCELED, EV_RELEASED, EV_RETRIED = 5, 6, 7, 8, 
 local BUDGET = 1000
 local RETENTION_BUDGET = 256
 
-local function validBody(b)
-  return type(b) == "table" and type(b[B_TASK]) == "string" and type(b[B_PAYLOAD]) == "string"
-    and type(b[B_PRIO]) == "number" and type(b[B_SEQ]) == "number"
-    and type(b[B_PUTAT]) == "number" and type(b[B_PUBD]) == "number"
+-- Defined further down (sections that refer to them come first).
+local flushWaiting, flushFinished, flushStats, flushMeta, retention
+
+--@
+-- Meta hash fields used by state-changing scripts, read once per call.
+local meta = {}
+do
+  local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused", "rs", "nd", "ne")
+  meta.wl = tonumber(m[1]) or 0
+  meta.lp = tonumber(m[2]) or 0
+  meta.seq = tonumber(m[3]) or 0
+  meta.tok = tonumber(m[4]) or 0
+  meta.paused = m[5] == "1"
+  meta.rs = tonumber(m[6]) or 0
+  -- absent (or lost) bounds are 0: the next maintenance queries and recomputes them
+  meta.nd = tonumber(m[7]) or 0
+  meta.ne = tonumber(m[8]) or 0
+end
+local metaDirty = false
+
+--@
+-- Epoch ms and put sequence numbers a record can hold: anything else (NaN, a foreign
+-- writer's bytes read as doubles) marks the record as not ours.
+local function plausible(seq, putAt)
+  return seq > 0 and putAt > 0 and putAt < 1e14
 end
 
 -- Decode a stored record; nil when it is not a record tasklane wrote.
@@ -91,47 +129,81 @@ local function decode(raw)
   local k = string.byte(raw, 1)
   if k == nil then return nil end
   if k >= 1 and k <= 6 then
-    local body = string.sub(raw, 2)
-    local ok, b = pcall(cmsgpack.unpack, body)
-    if not ok or not validBody(b) then return nil end
+    if #raw <= PREFIX_LEN then return nil end
+    local prio, seq, putAt, pub = struct.unpack(PREFIX, raw, 2)
+    if not plausible(seq, putAt) then return nil end
     return {
       state = k, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
-      due = b[B_PUTAT], prio = b[B_PRIO], seq = b[B_SEQ], flags = 0, hcount = 0,
-      body = body, err = false, hist = "", b = b,
+      due = putAt, prio = prio, seq = seq, flags = 0, hcount = 0,
+      body = string.sub(raw, 2), err = false, hist = "", pub = pub,
     }
   end
   if k > 64 and k <= 70 and #raw >= HEADER_LEN then
-    local ok, kind, attempt, stalls, token, exp, res, fin, due, prio, seq, flags, hcount, blen, elen =
-      pcall(struct.unpack, HEADER, raw)
-    if not ok or HEADER_LEN + blen + elen > #raw then return nil end
-    local err = false
-    if elen > 0 then err = string.sub(raw, HEADER_LEN + blen + 1, HEADER_LEN + blen + elen) end
+    -- at least HEADER_LEN bytes: struct.unpack cannot fail
+    local kind, attempt, stalls, token, exp, res, fin, due, prio, seq, flags, hcount, blen, elen =
+      struct.unpack(HEADER, raw)
+    if blen <= PREFIX_LEN or HEADER_LEN + blen + elen > #raw then return nil end
+    -- body, err and hist stay in raw until expand() needs them: ack and extend only
+    -- rewrite the header, and copy the rest of the record as one piece (see encode()).
     return {
       state = kind - 64, attempt = attempt, stalls = stalls, token = token, exp = exp,
       res = res, fin = fin, due = due, prio = prio, seq = seq, flags = flags, hcount = hcount,
-      body = string.sub(raw, HEADER_LEN + 1, HEADER_LEN + blen), err = err,
-      hist = string.sub(raw, HEADER_LEN + blen + elen + 1),
+      raw = raw, blen = blen, elen = elen,
     }
   end
   return nil
 end
 
--- The decoded body, or nil when a foreign writer corrupted it.
-local function bodyOf(rec)
-  if rec.b == nil then
-    local ok, b = pcall(cmsgpack.unpack, rec.body)
-    if ok and validBody(b) then rec.b = b else rec.b = false end
-  end
-  return rec.b or nil
+--@
+-- Split an extended record's body, error and history out of its raw bytes, once; needed
+-- before reading or changing any of them.
+local function expand(rec)
+  local raw = rec.raw
+  if raw == nil then return rec end
+  local blen, elen = rec.blen, rec.elen
+  rec.body = string.sub(raw, HEADER_LEN + 1, HEADER_LEN + blen)
+  rec.err = false
+  if elen > 0 then rec.err = string.sub(raw, HEADER_LEN + blen + 1, HEADER_LEN + blen + elen) end
+  rec.hist = string.sub(raw, HEADER_LEN + blen + elen + 1)
+  rec.raw = nil
+  return rec
 end
 
+--@
+-- putAt and publishedAt of a decoded record (from its body's prefix; a fresh record's
+-- decode kept publishedAt already).
+local function timesOf(rec)
+  local _, _, putAt, publishedAt = struct.unpack(PREFIX, expand(rec).body)
+  return putAt, publishedAt
+end
+
+local function publishedAtOf(rec)
+  if rec.pub then return rec.pub end
+  local _, publishedAt = timesOf(rec)
+  return publishedAt
+end
+
+--@
+-- The job's text (see body above), for Node to parse.
+local function textOf(rec)
+  return string.sub(expand(rec).body, PREFIX_LEN + 1)
+end
+
+--@
 local function encode(rec)
+  if rec.raw then
+    -- body, error and history untouched (see expand()): copy them as they are
+    return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
+      math.min(rec.stalls, 65535), rec.token, rec.exp, rec.res, rec.fin, rec.due, rec.prio,
+      rec.seq, rec.flags, rec.hcount, rec.blen, rec.elen) .. string.sub(rec.raw, HEADER_LEN + 1)
+  end
   local err = rec.err or ""
   return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
     math.min(rec.stalls, 65535), rec.token, rec.exp, rec.res, rec.fin, rec.due, rec.prio,
     rec.seq, rec.flags, rec.hcount, #rec.body, #err) .. rec.body .. err .. rec.hist
 end
 
+--@
 -- Records read in this call, by id: a batch naming one job twice sees its own changes.
 -- cache[id]: false (absent), { bad = raw } (not ours), or a decoded record.
 local cache = {}
@@ -197,9 +269,8 @@ local function flushRecords()
   dirtyOrder = {}
 end
 
+--@
 -- Write back everything a maintenance pass or a transition collected.
-local flushWaiting, flushFinished, flushStats, flushMeta, retention
-local meta = {}
 local function flushAll()
   flushRecords()
   flushWaiting()
@@ -208,10 +279,12 @@ local function flushAll()
   if flushFinished() or NOW - meta.rs >= 1000 then retention() end
 end
 
+--@
 local function pmember(rec, id)
   return string.format("%013d%012d", rec.due, rec.seq) .. id
 end
 
+--@
 -- Bounded per-job history (at most min(historyLimit, 255) entries).
 --
 -- The common life of a job (published, reserved once, succeeded) is stored as no entries
@@ -227,8 +300,8 @@ end
 
 -- The implied entries of a record with hcount 0, oldest first: { at, event } pairs.
 local function impliedHistory(rec)
-  local b = bodyOf(rec)
-  local out = { { (b and b[B_PUTAT]) or NOW, EV_PUBLISHED } }
+  local putAt = timesOf(rec)
+  local out = { { putAt, EV_PUBLISHED } }
   if rec.res > 0 then out[#out + 1] = { rec.res, EV_RESERVED } end
   if rec.state == SUCCEEDED and rec.fin > 0 then out[#out + 1] = { rec.fin, EV_SUCCEEDED } end
   return out
@@ -237,6 +310,7 @@ end
 local function note(rec, event, detail)
   local limit = historyLimit()
   if limit <= 0 then return end
+  expand(rec)
   if rec.hcount == 0 then
     local implied = impliedHistory(rec)
     local parts = {}
@@ -255,21 +329,7 @@ local function note(rec, event, detail)
   end
 end
 
--- Meta hash fields used by state-changing scripts, read once per call.
-do
-  local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused", "rs", "nd", "ne")
-  meta.wl = tonumber(m[1]) or 0
-  meta.lp = tonumber(m[2]) or 0
-  meta.seq = tonumber(m[3]) or 0
-  meta.tok = tonumber(m[4]) or 0
-  meta.paused = m[5] == "1"
-  meta.rs = tonumber(m[6]) or 0
-  -- absent (or lost) bounds are 0: the next maintenance queries and recomputes them
-  meta.nd = tonumber(m[7]) or 0
-  meta.ne = tonumber(m[8]) or 0
-end
-local metaDirty = false
-
+--@
 function flushMeta()
   if metaDirty then
     redis.call("HSET", KM, "wl", meta.wl, "lp", meta.lp, "seq", meta.seq, "tok", meta.tok,
@@ -278,6 +338,7 @@ function flushMeta()
   end
 end
 
+--@
 -- A delayed job or a lease was added with this time: keep the cached bounds below it.
 local function lowerDelayedBound(at)
   if at < meta.nd then
@@ -293,12 +354,14 @@ local function lowerLeaseBound(at)
   end
 end
 
+--@
 local function headScore(key)
   local head = redis.call("ZRANGE", key, 0, 0, "WITHSCORES")
   if head[2] then return tonumber(head[2]) end
   return 1e300
 end
 
+--@
 -- Appending to the waiting structures, collected and written once per call.
 local listAppend = {}
 local prioAdd = {}
@@ -333,6 +396,7 @@ function flushWaiting()
   end
 end
 
+--@
 -- Stats: samples gathered during the call, folded into the day's hash once (Welford).
 -- Bucket index of HISTOGRAM_BOUNDS_MS (core's stats.ts) in closed form, no table: bounds
 -- 1 2 5 10 20 50 100 200 500 ms (0..8), then seconds to 60 s (9..68), minutes to 60 min
@@ -444,6 +508,7 @@ function flushStats()
   end
 end
 
+--@
 -- Finishing a job: record fields, its zset, stats.
 local finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
 
@@ -473,6 +538,7 @@ function flushFinished()
   return any
 end
 
+--@
 local function stalledError(id, stalls)
   return cjson.encode({
     name = "StalledError",
@@ -481,6 +547,7 @@ local function stalledError(id, stalls)
   })
 end
 
+--@
 -- Promote due delayed jobs and reclaim expired leases, in due order.
 local function maintain()
   local moved = {}
@@ -522,7 +589,7 @@ local function maintain()
         rec.stalls = rec.stalls + 1
         note(rec, EV_STALLED)
         if rec.stalls > MAX_STALLS then
-          rec.err = stalledError(id, rec.stalls)
+          expand(rec).err = stalledError(id, rec.stalls)
           finish(id, rec, FAILED)
           statFailures = statFailures + 1
           note(rec, EV_FAILED, "stalled")
@@ -547,6 +614,7 @@ local function maintain()
   end
 end
 
+--@
 -- Retention of finished jobs by count and age, bounded per call.
 function retention()
   local spec = {}
@@ -587,29 +655,34 @@ function retention()
   end
 end
 
+--@
 -- Wake one idle worker (it wakes the next if jobs remain): at most one marker is kept.
 local function wake()
   if redis.call("LLEN", KK) == 0 then redis.call("LPUSH", KK, "1") end
 end
 
+--@
 -- A delayed job due earlier than every other: wake a waiter so it shortens its block.
 local function wakeIfEarliest(due)
   local head = redis.call("ZRANGE", KD, 0, 0, "WITHSCORES")
   if head[2] == nil or tonumber(head[2]) >= due then wake() end
 end
 
+--@
 local function waitingCount()
   local n = meta.wl
   n = n + redis.call("ZCARD", KP)
   return n
 end
 
+--@
 local function publishEvent(kind, ids)
   if #ids > 0 and CHANNEL ~= "" then
     redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = QUEUE, ids = ids }))
   end
 end
 
+--@
 local function lockStatus(rec, token)
   if not rec or rec.bad or rec.token ~= tonumber(token) then return 0 end
   if rec.state == ACTIVE then
@@ -620,6 +693,7 @@ local function lockStatus(rec, token)
   return 0
 end
 
+--@
 -- A job as get/list return it: JSON text (JS parses it), times as epoch ms.
 local STATE_NAMES = { "waiting", "delayed", "active", "succeeded", "failed", "canceled" }
 local EVENT_NAMES = {
@@ -628,18 +702,17 @@ local EVENT_NAMES = {
 }
 
 local function infoJson(id, rec)
-  local b = (not rec.bad) and bodyOf(rec)
-  if not b then
-    return cjson.encode({ id = id, state = "waiting", task = "", payload = rec.bad or rec.body,
-      priority = 0, attempt = 0, publishedAt = 0, runAt = 0, history = {}, malformed = true })
+  if rec.bad then
+    return cjson.encode({ id = id, state = "waiting", text = rec.bad, priority = 0, attempt = 0,
+      publishedAt = 0, runAt = 0, history = {}, malformed = true })
   end
+  expand(rec)
   local state = STATE_NAMES[rec.state]
   if rec.state == DELAYED and rec.due <= NOW then state = "waiting" end
   local info = {
-    id = id, state = state, task = b[B_TASK], payload = b[B_PAYLOAD], priority = rec.prio,
-    attempt = rec.attempt, publishedAt = b[B_PUTAT] - b[B_PUBD], runAt = rec.due,
+    id = id, state = state, text = textOf(rec), priority = rec.prio, attempt = rec.attempt,
+    publishedAt = publishedAtOf(rec), runAt = rec.due,
   }
-  if type(b[B_APP]) == "string" then info.appData = b[B_APP] end
   if rec.fin > 0 then info.finishedAt = rec.fin end
   if rec.err then info.error = rec.err end
   local history = {}

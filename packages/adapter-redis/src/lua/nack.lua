@@ -25,7 +25,7 @@ for i = 1, #ids do
   result[i] = status
   if status == 1 then
     runSamples[#runSamples + 1] = NOW - rec.res
-    rec.err = ARGV[at + 3]
+    expand(rec).err = ARGV[at + 3]
     done[#done + 1] = id
     local runAt = tonumber(ARGV[at + 2])
     if runAt == nil then

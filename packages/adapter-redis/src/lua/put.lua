@@ -1,21 +1,21 @@
 -- tasklane: put — store a batch of new jobs (publishMany is one call).
 -- KEYS: the eleven queue keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "1" to publish a "put" event for the created ids;
---       then 7 per job: id, task, payload, appData ("" = none, else "=" .. appData),
---       priority, runAt ("" = now), publishedAt
+--       then 5 per job: id, text (the body's text, see _common.lua), priority,
+--       runAt ("" = now), publishedAt
 -- Returns: one integer per job, 1 created / 0 duplicate (in-batch: first occurrence wins).
 
-if (#ARGV - 7) % 7 ~= 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes 7 arguments per job")
+if (#ARGV - 7) % 5 ~= 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes 5 arguments per job")
 end
 
 local wlBefore = meta.wl
 maintain()
 
 local first = 8
-local n = (#ARGV - 7) / 7
+local n = (#ARGV - 7) / 5
 local ids = {}
-for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * 7] end
+for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * 5] end
 if n > 0 then load(ids) end
 
 local result = {}
@@ -24,24 +24,22 @@ local writes, w = {}, 0
 local delayedAdd = {}
 local earliest = nil
 for i = 0, n - 1 do
-  local at = first + i * 7
+  local at = first + i * 5
   local id = ARGV[at]
   if cache[id] then
     result[i + 1] = 0
   else
-    local appData = ARGV[at + 3]
-    if appData == "" then appData = false else appData = string.sub(appData, 2) end
-    local prio = tonumber(ARGV[at + 4]) or 0
-    local runAt = tonumber(ARGV[at + 5])
-    local publishedAt = tonumber(ARGV[at + 6]) or NOW
+    local prio = tonumber(ARGV[at + 2]) or 0
+    local runAt = tonumber(ARGV[at + 3])
+    local publishedAt = tonumber(ARGV[at + 4]) or NOW
     meta.seq = meta.seq + 1
     metaDirty = true
-    local body = cmsgpack.pack({ ARGV[at + 1], ARGV[at + 2], appData, prio, meta.seq, NOW, NOW - publishedAt })
     local rec
     if runAt and runAt > NOW then
       rec = {
         state = DELAYED, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
-        due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0, body = body,
+        due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0,
+        body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1],
         err = false, hist = "",
       }
       writes[w + 1] = id
@@ -52,7 +50,7 @@ for i = 0, n - 1 do
     else
       rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
       writes[w + 1] = id
-      writes[w + 2] = string.char(WAITING) .. body
+      writes[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1]
       makeWaiting(id, rec)
     end
     w = w + 2

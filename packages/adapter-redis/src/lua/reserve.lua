@@ -2,18 +2,21 @@
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
 -- KEYS: the eleven queue keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
--- Returns: { ready, nextInMs (-1: nothing scheduled), then 11 per job: id, task, payload,
---   appData ("" none / "=" .. text), priority, attempt, publishedAt, readyAt, token,
---   expiresAt, malformed ("" or the reason) }
+-- Returns: { ready, nextInMs (-1: nothing scheduled), first token, expiresAt, then 7 per
+--   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
+--   publishedAt, readyAt, malformed ("" or the reason) }. Jobs are taken in reply order
+--   and each takes the next fencing token, so the k-th job (from 0) holds first token + k;
+--   every lease of one call ends at expiresAt.
 
 maintain()
 flushWaiting()
 
 local limit = tonumber(ARGV[7])
 local lease = tonumber(ARGV[8])
+local exp = NOW + lease
 -- Every lease taken in this call ends at the same time: its score text is made once.
-local expText = string.format("%d", NOW + lease)
-local out = { 0, -1 }
+local expText = string.format("%d", exp)
+local out = { 0, -1, meta.tok + 1, exp }
 local leases = {}
 local taken = 0
 local active = 0
@@ -21,8 +24,8 @@ local pn = 0
 
 local MALFORMED = "the stored job record is not one tasklane wrote (undecodable)"
 
-local o = 2
-local function take(id, rec, b, malformed)
+local o = 4
+local function take(id, rec, text, malformed)
   -- A first reservation with no explicit history is implied by reservedAt (see note()).
   if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
   rec.attempt = rec.attempt + 1
@@ -30,40 +33,33 @@ local function take(id, rec, b, malformed)
   metaDirty = true
   rec.state = ACTIVE
   rec.token = meta.tok
-  rec.exp = NOW + lease
+  rec.exp = exp
   rec.res = NOW
   waitSamples[#waitSamples + 1] = NOW - rec.due
   touch(id, rec)
   leases[#leases + 1] = expText
   leases[#leases + 1] = id
   taken = taken + 1
-  local app = b[B_APP]
-  if type(app) == "string" then app = "=" .. app else app = "" end
   out[o + 1] = id
-  out[o + 2] = b[B_TASK]
-  out[o + 3] = b[B_PAYLOAD]
-  out[o + 4] = app
-  out[o + 5] = rec.prio
-  out[o + 6] = rec.attempt
-  out[o + 7] = b[B_PUTAT] - b[B_PUBD]
-  out[o + 8] = rec.due
-  out[o + 9] = rec.token
-  out[o + 10] = rec.exp
-  out[o + 11] = malformed or ""
-  o = o + 11
+  out[o + 2] = text or textOf(rec)
+  out[o + 3] = rec.prio
+  out[o + 4] = rec.attempt
+  out[o + 5] = publishedAtOf(rec)
+  out[o + 6] = rec.due
+  out[o + 7] = malformed or ""
+  o = o + 7
 end
 
 -- A record a foreign writer corrupted is still handed out (core dead-letters it as
--- "malformed"); it is rewritten as a valid record whose payload is the raw bytes, so
+-- "malformed"); it is rewritten as a valid record whose text is the raw bytes, so
 -- nothing is lost and the fenced ack/nack work on it.
 local function takeBad(id, raw)
-  local b = { "", raw, false, 0, 0, NOW, 0 }
   local rec = {
     state = ACTIVE, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0, due = NOW,
-    prio = 0, seq = 0, flags = 0, hcount = 0, body = cmsgpack.pack(b), err = false, hist = "",
-    b = b,
+    prio = 0, seq = 0, flags = 0, hcount = 0, body = struct.pack(PREFIX, 0, 0, NOW, NOW) .. raw,
+    err = false, hist = "",
   }
-  take(id, rec, b, MALFORMED)
+  take(id, rec, raw, MALFORMED)
 end
 
 -- Take one candidate popped from a waiting structure (prio0: from the list).
@@ -75,8 +71,7 @@ local function consider(id, prio0)
     return true
   end
   if rec.state ~= WAITING or (prio0 and rec.prio ~= 0) then return false end
-  local b = bodyOf(rec)
-  if b then take(id, rec, b) else takeBad(id, rec.body) end
+  take(id, rec)
   return true
 end
 
@@ -133,7 +128,7 @@ end
 flushRecords()
 if #leases > 0 then
   redis.call("ZADD", KA, unpack(leases))
-  lowerLeaseBound(NOW + lease)
+  lowerLeaseBound(exp)
 end
 flushMeta()
 flushStats()
