@@ -20,13 +20,15 @@ export const TASKLANE_QUEUE = {
 /**
  * `queueName` becomes the tasklane queue name (unique per case). `onTeardown` runs after
  * the client closed (for what the system module created itself, such as a client it
- * injected into the adapter).
+ * injected into the adapter). Resolves once the queue is open (connection made, start-up
+ * checks done), as the peers' setups wait for theirs (BullMQ's `waitUntilReady`), so no
+ * timed scenario includes connecting.
  */
-export function tasklaneSystem(
+export async function tasklaneSystem(
   adapter: Adapter,
   queueName: string,
   onTeardown?: () => Promise<void>,
-): SystemUnderTest {
+): Promise<SystemUnderTest> {
   let hooks: JobHooks | undefined;
   /** jobId → job index, between the handler's start and the `succeeded` event. */
   const indexById = new Map<string, number>();
@@ -56,6 +58,7 @@ export function tasklaneSystem(
     job.priority === undefined
       ? { payload: { i: job.i } }
       : { payload: { i: job.i }, priority: job.priority };
+  await tl.queue(queueName).probe();
   return {
     async publish(job) {
       await (job.priority === undefined
