@@ -53,10 +53,52 @@ export function encodeId(id: string): string {
   return id.startsWith("~") ? `~${id}` : id;
 }
 
+/** Value of each base64url character by char code, -1 for anything else. */
+const BASE64URL_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) BASE64URL_VALUE[BASE64URL.charCodeAt(i)] = i;
+const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
+/** Scratch for one canonical UUID's text (36 one-byte characters). */
+const uuidText = Buffer.alloc(36, 45); // "-" where the dashes go
+
+/**
+ * The canonical UUID a "~" + 22 base64url id stands for, or undefined when `stored` is
+ * not one encodeId wrote. Hand-rolled (it runs for every job reserved): one string
+ * allocated, no Buffer decode and slices.
+ */
+function expandUuid(stored: string): string | undefined {
+  if (stored.length !== 23) return undefined;
+  let at = 0;
+  for (let i = 1; i < 23; i += 4) {
+    const a = BASE64URL_VALUE[stored.charCodeAt(i)] ?? -1;
+    const b = BASE64URL_VALUE[stored.charCodeAt(i + 1)] ?? -1;
+    if (i === 21) {
+      // the last two characters carry the 16th byte; the low 4 bits must be zero
+      if (a < 0 || b < 0 || (b & 15) !== 0) return undefined;
+      at = putHex(at, (a << 2) | (b >> 4));
+      break;
+    }
+    const c = BASE64URL_VALUE[stored.charCodeAt(i + 2)] ?? -1;
+    const d = BASE64URL_VALUE[stored.charCodeAt(i + 3)] ?? -1;
+    if ((a | b | c | d) < 0) return undefined;
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    at = putHex(at, n >> 16);
+    at = putHex(at, (n >> 8) & 255);
+    at = putHex(at, n & 255);
+  }
+  return uuidText.toString("latin1", 0, 36);
+}
+
+/** Two hex digits of `byte` into uuidText at `at` (skipping the dashes); the next position. */
+function putHex(at: number, byte: number): number {
+  const i = at === 8 || at === 13 || at === 18 || at === 23 ? at + 1 : at;
+  uuidText[i] = HEX_CODES[byte >> 4] as number;
+  uuidText[i + 1] = HEX_CODES[byte & 15] as number;
+  return i + 2;
+}
+
 export function decodeId(stored: string): string {
   if (!stored.startsWith("~")) return stored;
   if (stored.startsWith("~~")) return stored.slice(1);
-  const hex = Buffer.from(stored.slice(1), "base64url").toString("hex");
-  if (hex.length !== 32) return stored; // not written by encodeId: hand it back untouched
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  // not written by encodeId: hand it back untouched
+  return expandUuid(stored) ?? stored;
 }

@@ -51,14 +51,6 @@ const RESERVE_FIELDS = 7;
 const RESERVE_HEAD = 4;
 /** The reason a job whose stored text does not parse is handed out as malformed. */
 const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
-/**
- * The stored (encoded) id of each lock this adapter handed out, so ack, nack, release and
- * extend skip re-encoding it (a UUID check and two base conversions per job). A lock built
- * elsewhere (a copy, a test's literal) falls back to `encodeId`.
- */
-const storedIds = new WeakMap<Lock, string>();
-const storedIdOf = (lock: Lock): string => storedIds.get(lock) ?? encodeId(lock.jobId);
-
 /** A Redis queue: every method of the contract, optional ones included. */
 export class RedisQueue implements Required<Queue> {
   readonly name: string;
@@ -183,7 +175,7 @@ export class RedisQueue implements Required<Queue> {
     this.shared.check(`redis queue "${this.name}"`);
     if (locks.length === 0) return [];
     const args: string[] = [];
-    for (const lock of locks) args.push(storedIdOf(lock), lock.token);
+    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
     return statuses(await this.run("ack", args));
   }
 
@@ -195,7 +187,7 @@ export class RedisQueue implements Required<Queue> {
       const dead = "dead" in item && item.dead === true;
       const runAt = "runAt" in item && Number.isFinite(item.runAt) ? Math.ceil(item.runAt) : 0;
       args.push(
-        storedIdOf(item.lock),
+        encodeId(item.lock.jobId),
         item.lock.token,
         dead ? "" : runAt,
         JSON.stringify(errorOf(item.error)),
@@ -209,7 +201,7 @@ export class RedisQueue implements Required<Queue> {
     this.shared.check(`redis queue "${this.name}"`);
     if (items.length === 0) return [];
     const args: string[] = [];
-    for (const item of items) args.push(storedIdOf(item.lock), item.lock.token);
+    for (const item of items) args.push(encodeId(item.lock.jobId), item.lock.token);
     return statuses(await this.run("release", args));
   }
 
@@ -220,7 +212,7 @@ export class RedisQueue implements Required<Queue> {
     }
     if (locks.length === 0) return [];
     const args: Array<string | number> = [Math.ceil(leaseMs)];
-    for (const lock of locks) args.push(storedIdOf(lock), lock.token);
+    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
     return statuses(await this.run("extend", args));
   }
 
@@ -420,7 +412,6 @@ function parseReserve(reply: Array<string | number | null>): ReserveResult {
       // the k-th job of a reply holds the call's first token + k (see lua/reserve.lua)
       lock: { jobId: id, token: String(token++), expiresAt },
     };
-    storedIds.set(job.lock, stored);
     if (parts?.appData !== undefined) job.appData = parts.appData;
     if (malformed !== "") job.malformed = malformed;
     jobs.push(job);

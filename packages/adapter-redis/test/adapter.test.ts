@@ -78,6 +78,21 @@ describe("id codec", () => {
     ];
     for (const id of near) expect(encodeId(id)).toBe(id);
   });
+
+  it("hands back a stored id that encodeId did not write untouched", () => {
+    for (let i = 0; i < 500; i++) {
+      const uuid = randomUUID();
+      expect(decodeId(encodeId(uuid))).toBe(uuid);
+    }
+    const valid = encodeId("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
+    const foreign = [
+      `${valid.slice(0, 22)}B`, // low bits of the last character set: no 16-byte value
+      `${valid.slice(0, 5)}!${valid.slice(6)}`, // not base64url
+      valid.slice(0, 22), // too short
+      `${valid}A`, // too long
+    ];
+    for (const stored of foreign) expect(decodeId(stored)).toBe(stored);
+  });
 });
 
 describe("scripts", () => {
