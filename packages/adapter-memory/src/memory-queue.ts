@@ -73,6 +73,17 @@ const YIELD_EVERY_JOBS = 1000;
 /** Days of stats kept per queue (oldest dropped first). */
 const STATS_DAYS_KEPT = 400;
 
+/**
+ * A `list()` iterator parks a cursor node in its state's list between pages. A for-await
+ * loop always ends the iterator (its `finally` takes the cursor out), but one driven by
+ * hand and dropped half-way never runs it: the cursor would stay forever, and every walk
+ * of that list would step over it. Once such an iterator is garbage, this takes its
+ * cursor out.
+ */
+const abandonedCursors = new FinalizationRegistry<{ list: StateList; cursor: ListNode }>(
+  ({ list, cursor }) => list.removeCursor(cursor),
+);
+
 /** What all queues of one adapter share. */
 export interface AdapterShared {
   readonly clock: Clock;
@@ -455,7 +466,17 @@ export class MemoryQueueImpl implements MemoryQueue {
     return rec === undefined ? undefined : this.info(rec);
   }
 
-  async *list(options: ListOptions): AsyncGenerator<JobInfo, void, undefined> {
+  list(options: ListOptions): AsyncGenerator<JobInfo, void, undefined> {
+    const self: { iterator?: object } = {};
+    const iterator = this.pages(options, self);
+    self.iterator = iterator;
+    return iterator;
+  }
+
+  private async *pages(
+    options: ListOptions,
+    self: { iterator?: object },
+  ): AsyncGenerator<JobInfo, void, undefined> {
     this.check();
     const list = this.lists[options.state];
     if (list === undefined) return;
@@ -468,6 +489,7 @@ export class MemoryQueueImpl implements MemoryQueue {
     const lastSeq = this.entrySeq;
     const cursor = new ListNode(false);
     list.addCursor(cursor);
+    if (self.iterator) abandonedCursors.register(self.iterator, { list, cursor }, cursor);
     try {
       for (;;) {
         this.check();
@@ -489,6 +511,7 @@ export class MemoryQueueImpl implements MemoryQueue {
         if (node === list.root) return;
       }
     } finally {
+      abandonedCursors.unregister(cursor);
       list.removeCursor(cursor);
     }
   }

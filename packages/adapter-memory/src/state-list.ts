@@ -8,6 +8,8 @@ import { type JobRecord, ListNode } from "./job-record.ts";
 export class StateList {
   readonly root = new ListNode(false);
   size = 0;
+  /** Cursors parked in the list (by `list()` iterators that have not ended). */
+  cursors = 0;
 
   append(node: JobRecord): void {
     this.link(node, this.root.prev);
@@ -32,6 +34,7 @@ export class StateList {
   /** Insert a cursor right after the root (before every job). */
   addCursor(cursor: ListNode): void {
     this.link(cursor, this.root);
+    this.cursors++;
   }
 
   /** Move a cursor so that it sits just before `node` (which may be the root: the tail). */
@@ -41,8 +44,11 @@ export class StateList {
     this.link(cursor, node.prev);
   }
 
+  /** Take a cursor out; idempotent (an iterator's end and its finalizer may both call). */
   removeCursor(cursor: ListNode): void {
+    if (cursor.next === cursor) return;
     unlink(cursor);
+    this.cursors--;
   }
 
   private link(node: ListNode, after: ListNode): void {

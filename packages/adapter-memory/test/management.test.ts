@@ -1,6 +1,11 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { bucketIndex, type JobInfo } from "@tasklane/core";
 import { describe, expect, it } from "vitest";
 import { job, now, START, setup } from "./helpers.ts";
+
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
 
 async function ids(iterable: AsyncIterable<JobInfo>): Promise<string[]> {
   const out: string[] = [];
@@ -56,6 +61,26 @@ describe("get, list, counts, retention, history, stats", () => {
       }
     }
     expect(seen).toEqual(["j0", "j1", "j2", "j5", "j6", "j8", "j9"]);
+  });
+
+  it("takes the cursor of an iterator dropped half-way out of the list once it is garbage", async () => {
+    const { queue } = await setup();
+    await queue.put([job("a"), job("b"), job("c")]);
+    const waiting = (queue as unknown as { lists: { waiting: { cursors: number } } }).lists.waiting;
+    // driven by hand, never ended: its finally block does not run
+    await (async () => {
+      const iterator = queue.list({ state: "waiting", pageSize: 1 })[Symbol.asyncIterator]();
+      expect((await iterator.next()).value?.id).toBe("a");
+    })();
+    expect(waiting.cursors).toBe(1);
+    for (let i = 0; i < 50 && waiting.cursors > 0; i++) {
+      collectGarbage();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(waiting.cursors).toBe(0);
+    // an iterator that ends takes its cursor out itself
+    expect(await ids(queue.list({ state: "waiting", pageSize: 1 }))).toEqual(["a", "b", "c"]);
+    expect(waiting.cursors).toBe(0);
   });
 
   it("ends cleanly when the consumer breaks out early", async () => {
