@@ -178,6 +178,41 @@ describe("ordering", () => {
     expect(got.jobs.map((j) => j.id)).toEqual(order);
     expect(got.ready).toBe(0);
   });
+
+  it("hands out an id listed twice (deleted, then put again) once, with its new priority", async () => {
+    const q = await fresh();
+    const [a, b, c] = [job(), job(), job()];
+    await q.put([a, b]);
+    expect(await q.delete([a.id])).toBe(1);
+    // a's first list entry is now a tombstone; the new a waits with priority 2, then 0
+    await q.put([{ ...a, priority: 2 }, c]);
+    const first = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(first.jobs.map((j) => [j.id, j.priority])).toEqual([
+      [a.id, 2],
+      [b.id, 0],
+      [c.id, 0],
+    ]);
+    expect(first.ready).toBe(0);
+    expect(await q.delete([b.id])).toBe(0); // active
+    const error = { name: "Error", message: "x", reason: "error" as const };
+    await q.nack([{ lock: first.jobs[1]!.lock, dead: true, error }]);
+    expect(await q.delete([b.id])).toBe(1);
+    await q.put([b, { ...b, id: randomUUID() }]);
+    // b listed twice (a tombstone, then live): one delivery
+    const second = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(second.jobs.filter((j) => j.id === b.id)).toHaveLength(1);
+    expect(second.jobs).toHaveLength(2);
+    expect(await q.counts()).toMatchObject({ waiting: 0, active: 4 });
+  });
+
+  it("answers a lock named twice in one ack once", async () => {
+    const q = await fresh();
+    await q.put([job(), job()]);
+    const { jobs } = await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 });
+    const [x, y] = jobs.map((j) => j.lock);
+    expect(await q.ack([x!, y!, x!])).toEqual(["ok", "ok", "lost"]);
+    expect(await q.counts()).toMatchObject({ active: 0, succeeded: 2 });
+  });
 });
 
 describe("long polls", () => {

@@ -25,6 +25,7 @@ local pn = 0
 local MALFORMED = "the stored job record is not one tasklane wrote (undecodable)"
 
 local o = 4
+local consider
 local function take(id, rec, text, malformed)
   -- A first reservation with no explicit history is implied by reservedAt (see note()).
   if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
@@ -62,8 +63,62 @@ local function takeBad(id, raw)
   take(id, rec, raw, MALFORMED)
 end
 
+-- Fast path for the common candidate: a fresh record (as put, never handed out) that this
+-- call has not read before. It becomes an extended record straight from its bytes, with
+-- no record table, no cache bookkeeping and no encode(). Anything else returns false and
+-- goes through consider().
+local fastWrites, nf = {}, 0
+local TAKEN = { state = ACTIVE, prio = 0, hcount = 0 }
+local function takeFresh(id, raw, prio0)
+  if cache[id] ~= nil or not raw or string.byte(raw, 1) ~= WAITING or #raw <= PREFIX_LEN + 1 then
+    return false
+  end
+  local prio, seq, putAt, pub = struct.unpack(PREFIX, raw, 2)
+  if not plausible(seq, putAt) or (prio0 and prio ~= 0) then return false end
+  meta.tok = meta.tok + 1
+  metaDirty = true
+  -- the same id popped again in this call (a tombstone of it) finds it active
+  cache[id] = TAKEN
+  waitSamples[#waitSamples + 1] = NOW - putAt
+  fastWrites[nf + 1] = id
+  fastWrites[nf + 2] = struct.pack(HEADER, 64 + ACTIVE, 1, 0, meta.tok, exp, NOW, 0, putAt, prio,
+    seq, 0, 0, #raw - 1, 0) .. string.sub(raw, 2)
+  nf = nf + 2
+  leases[#leases + 1] = expText
+  leases[#leases + 1] = id
+  taken = taken + 1
+  out[o + 1] = id
+  out[o + 2] = string.sub(raw, PREFIX_LEN + 2)
+  out[o + 3] = prio
+  out[o + 4] = 1
+  out[o + 5] = pub
+  out[o + 6] = putAt
+  out[o + 7] = ""
+  o = o + 7
+  return true
+end
+
+-- Read the records of popped candidates; the ones takeFresh() leaves are decoded into the
+-- cache for consider() (prio0: popped from the list). Returns how many were taken.
+local function takeAll(ids, prio0)
+  local raws = redis.call("HMGET", KJ, unpack(ids))
+  local n = 0
+  for i = 1, #ids do
+    local id, raw = ids[i], raws[i]
+    if takeFresh(id, raw, prio0) then
+      n = n + 1
+    else
+      if cache[id] == nil then
+        if raw then cache[id] = decode(raw) or { bad = raw } else cache[id] = false end
+      end
+      if consider(id, prio0) then n = n + 1 end
+    end
+  end
+  return n
+end
+
 -- Take one candidate popped from a waiting structure (prio0: from the list).
-local function consider(id, prio0)
+function consider(id, prio0)
   local rec = cache[id]
   if not rec then return false end
   if rec.bad then
@@ -92,10 +147,7 @@ if not meta.paused then
     pn = pn - #members
     local ids = {}
     for i = 1, #members do ids[i] = string.sub(members[i], 26) end
-    load(ids)
-    for i = 1, #ids do
-      if consider(ids[i], false) then room = room - 1 end
-    end
+    room = room - takeAll(ids, false)
   end
 
   takeFromP("-inf", "(0")
@@ -111,14 +163,10 @@ if not meta.paused then
     end
     meta.lp = meta.lp + #ids
     metaDirty = true
-    load(ids)
-    for i = 1, #ids do
-      -- anything not taken is a tombstone (canceled or deleted while waiting)
-      if consider(ids[i], true) then
-        room = room - 1
-        meta.wl = meta.wl - 1
-      end
-    end
+    -- anything not taken is a tombstone (canceled or deleted while waiting)
+    local n = takeAll(ids, true)
+    room = room - n
+    meta.wl = meta.wl - n
   end
   if meta.wl < 0 then meta.wl = 0 end
 
@@ -126,6 +174,9 @@ if not meta.paused then
 end
 
 flushRecords()
+for i = 1, nf, 7998 do
+  redis.call("HSET", KJ, unpack(fastWrites, i, math.min(i + 7997, nf)))
+end
 if #leases > 0 then
   redis.call("ZADD", KA, unpack(leases))
   lowerLeaseBound(exp)
