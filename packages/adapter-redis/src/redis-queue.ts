@@ -309,38 +309,24 @@ export class RedisQueue implements Required<Queue> {
     const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
     if (!match) throw new ConfigError("day", day, 'must be "YYYY-MM-DD"');
     const n = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) / DAY_MS;
-    const fields: string[] = [];
-    for (const kind of ["w", "r"]) {
-      fields.push(`${n}:${kind}c`, `${n}:${kind}m`, `${n}:${kind}2`);
-      for (let b = 0; b < HISTOGRAM_SIZE; b++) fields.push(`${n}:${kind}h${b}`);
-    }
-    fields.push(`${n}:f`, `${n}:r`);
-    let values: Array<string | null>;
+    let values: Array<Buffer | null>;
     try {
-      values = await this.shared.client.hmget(this.keys.stats, ...fields);
+      values = await this.shared.client.hmgetBuffer(
+        this.keys.stats,
+        `${n}:ws`,
+        `${n}:rs`,
+        `${n}:f`,
+        `${n}:r`,
+      );
     } catch (error) {
       throw mapRedisError(`stats on queue "${this.name}"`, error);
     }
     if (values.every((v) => v === null)) return undefined;
     const stats = emptyDayStats(day);
-    const per = 3 + HISTOGRAM_SIZE;
-    const summary = (offset: number): Summary => {
-      const histogram: Record<number, number> = {};
-      for (let b = 0; b < HISTOGRAM_SIZE; b++) {
-        const v = values[offset + 3 + b];
-        if (v !== null && v !== undefined) histogram[b] = Number(v);
-      }
-      return {
-        count: Number(values[offset] ?? 0),
-        mean: Number(values[offset + 1] ?? 0),
-        m2: Number(values[offset + 2] ?? 0),
-        histogram,
-      };
-    };
-    stats.wait = summary(0);
-    stats.run = summary(per);
-    stats.failures = Number(values[2 * per] ?? 0);
-    stats.retries = Number(values[2 * per + 1] ?? 0);
+    stats.wait = parseSummary(values[0] ?? null);
+    stats.run = parseSummary(values[1] ?? null);
+    stats.failures = Number(values[2]?.toString() ?? 0);
+    stats.retries = Number(values[3]?.toString() ?? 0);
     return stats;
   }
 
@@ -417,6 +403,27 @@ function parseReserve(reply: Array<string | number | null>): ReserveResult {
     jobs.push(job);
   }
   return { jobs, ready: Number(reply[0]) };
+}
+
+/** Bytes of a stored summary (see lua/_common.lua, Stats): ">ddd" then 6-byte buckets. */
+const SUMMARY_LEN = 24;
+const BUCKET_BYTES = 6;
+
+export function parseSummary(raw: Buffer | null): Summary {
+  if (raw === null || raw.length !== SUMMARY_LEN + BUCKET_BYTES * HISTOGRAM_SIZE) {
+    return { count: 0, mean: 0, m2: 0, histogram: {} };
+  }
+  const histogram: Record<number, number> = {};
+  for (let b = 0; b < HISTOGRAM_SIZE; b++) {
+    const v = raw.readUIntBE(SUMMARY_LEN + BUCKET_BYTES * b, BUCKET_BYTES);
+    if (v !== 0) histogram[b] = v;
+  }
+  return {
+    count: raw.readDoubleBE(0),
+    mean: raw.readDoubleBE(8),
+    m2: raw.readDoubleBE(16),
+    histogram,
+  };
 }
 
 function statuses(reply: unknown): LockStatus[] {

@@ -3,8 +3,10 @@ import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import {
   type AdapterEvent,
+  addSample,
   bucketIndex,
   ConfigError,
+  emptySummary,
   HISTOGRAM_BOUNDS_MS,
   type NewJob,
   QueueClosedError,
@@ -22,6 +24,7 @@ import {
   SCRIPTS,
   VERSION,
 } from "../src/index.ts";
+import { parseSummary } from "../src/redis-queue.ts";
 import { type RedisServer, startRedis, uniquePrefix, waitFor } from "./helpers.ts";
 
 let server: RedisServer;
@@ -133,6 +136,35 @@ describe("scripts", () => {
       return out`;
     const got = (await raw.eval(lua, 0, ...samples.map(String))) as number[];
     expect(got).toEqual(samples.map((ms) => bucketIndex(ms)));
+  });
+
+  it("folds a call's samples into a stored summary as core's addSample would", async () => {
+    const common = readFileSync(new URL("../src/lua/_common.lua", import.meta.url), "utf8");
+    const from = common.indexOf("local SMALL_BOUNDS");
+    const to = common.indexOf("function flushStats()");
+    const first = [0, 0.4, 3, 3, 250, 1_200, 1_200, 61_000];
+    const second = [7, 3, 90_000_000, 1_200];
+    const lua = `${common.slice(from, to)}
+      local a, b = {}, {}
+      local n = tonumber(ARGV[1])
+      for i = 2, #ARGV do
+        if i <= n + 1 then a[#a + 1] = tonumber(ARGV[i]) else b[#b + 1] = tonumber(ARGV[i]) end
+      end
+      local once = foldSummary(nil, a)
+      return { once, foldSummary(once, b) }`;
+    const args = [first.length, ...first, ...second].map(String);
+    const [once, twice] = (await raw.callBuffer("EVAL", lua, "0", ...args)) as Buffer[];
+    const want = emptySummary();
+    for (const ms of first) addSample(want, ms);
+    const check = (got: ReturnType<typeof parseSummary>) => {
+      expect(got.count).toBe(want.count);
+      expect(got.mean).toBeCloseTo(want.mean, 9);
+      expect(got.m2 / want.m2).toBeCloseTo(1, 12);
+      expect(got.histogram).toEqual(want.histogram);
+    };
+    check(parseSummary(once ?? null));
+    for (const ms of second) addSample(want, ms);
+    check(parseSummary(twice ?? null));
   });
 
   it("map a script's own error code through the error table", async () => {
