@@ -51,6 +51,7 @@ const RESERVE_FIELDS = 7;
 const RESERVE_HEAD = 4;
 /** The reason a job whose stored text does not parse is handed out as malformed. */
 const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
+
 /** A Redis queue: every method of the contract, optional ones included. */
 export class RedisQueue implements Required<Queue> {
   readonly name: string;
