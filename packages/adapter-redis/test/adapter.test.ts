@@ -138,6 +138,25 @@ describe("scripts", () => {
     expect(got).toEqual(samples.map((ms) => bucketIndex(ms)));
   });
 
+  it("knows the header's byte positions the fast paths patch (AT_* in _common.lua)", async () => {
+    const common = readFileSync(new URL("../src/lua/_common.lua", import.meta.url), "utf8");
+    const from = common.indexOf("local HEADER_FIXED");
+    const to = common.indexOf("local HIST_ENTRY");
+    const lua = `${common.slice(from, to)}
+      return {
+        AT_HCOUNT, struct.size(">BHHB") + 1, AT_FIN, struct.size(">BHHBBI4") + 1,
+        AT_EXP, struct.size(">BHHBBI4d") + 1, HEADER_LEN, struct.size(HEADER),
+        struct.size(HEADER_FIXED),
+      }`;
+    const [hcount, hcountWant, fin, finWant, exp, expWant, len, lenWant, fixed] = (await raw.eval(
+      lua,
+      0,
+    )) as number[];
+    expect([hcount, fin, exp, len]).toEqual([hcountWant, finWant, expWant, lenWant]);
+    // the fixed part ends right after reservedAt, where the token starts
+    expect(fixed).toBe((expWant as number) - 1 + 16);
+  });
+
   it("folds a call's samples into a stored summary as core's addSample would", async () => {
     const common = readFileSync(new URL("../src/lua/_common.lua", import.meta.url), "utf8");
     const from = common.indexOf("local SMALL_BOUNDS");
@@ -515,8 +534,8 @@ describe("management", () => {
     const freshLength = await raw.hstrlen(jobsKey, encodeId(a.id));
     const [gotA, gotB] = (await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 })).jobs;
     await q.ack([gotA!.lock]);
-    // "<state><body>" became "<65-byte header><body>": not one history entry stored.
-    expect(await raw.hstrlen(jobsKey, encodeId(a.id))).toBe(freshLength - 1 + 65);
+    // "<state><body>" became "<55-byte header><body>": not one history entry stored.
+    expect(await raw.hstrlen(jobsKey, encodeId(a.id))).toBe(freshLength - 1 + 55);
     const info = await q.get(a.id);
     // Implied entries obey the limit too (published is the one cut) and are in time order.
     expect(info?.history.map((e) => e.event)).toEqual(["reserved", "succeeded"]);

@@ -64,7 +64,7 @@ local NOW_TEXT = string.format("%d", NOW)
 -- JOB RECORDS. Two layouts, told apart by the first byte:
 --
 --   fresh     <state 1..6> <body>                      (a job as put: waiting, never handed out)
---   extended  <header, 65 bytes> <body> <error> <history>
+--   extended  <header, 55 bytes> <body> <error> <history>
 --
 -- body    struct ">hI6I6i6" (20 bytes): priority, seq, putAt, publishedAt (6-byte integers
 --         hold epoch ms to the year 10889); then the job's text
@@ -72,17 +72,26 @@ local NOW_TEXT = string.format("%d", NOW)
 --         <payload>" (lengths in UTF-16 units). Scripts read only the 20-byte prefix; the
 --         text goes back to Node verbatim, which parses it (and reports a text it cannot
 --         parse as malformed). Written once by put and never re-encoded.
--- header  struct ">BHHdddddhdBBI4I4": 64 + state, attempt, stalls, token, expiresAt,
---         reservedAt, finishedAt (0 = none), dueAt, priority, seq, flags (1 = canceled while
---         active), history entries, body length, error length
+-- header  struct ">BHHBBI4dddddI4": 64 + state, attempt, stalls, flags (1 = canceled while
+--         active), history entries, error length, finishedAt (0 = none), expiresAt,
+--         reservedAt, token, dueAt, body length. Priority and seq live in the body's prefix
+--         only (they never change). The order serves the fast paths: a job reserve takes
+--         fresh writes the same first 35 bytes for every job of the call and packs only
+--         token, dueAt and body length; ack reads expiresAt, reservedAt and token in one
+--         unpack and patches the state byte and finishedAt in place (AT_* below).
 -- error   JSON text of the last error (core's JobError)
 -- history entries of struct ">dBH" (at, event, detail length) followed by the detail;
 --         none stored means just the implicit "published" event at putAt
 -- A fresh record costs 1 byte more than its body: what keeps waiting jobs small. No
 -- general-purpose decoder (cmsgpack) runs on the hot path: reserve reads a fixed prefix.
 -- Priority is stored as a 16-bit integer: core allows -1000..1000.
-local HEADER = ">BHHdddddhdBBI4I4"
-local HEADER_LEN = 65
+local HEADER_FIXED = ">BHHBBI4ddd"
+local HEADER_REST = ">ddI4"
+local HEADER = HEADER_FIXED .. string.sub(HEADER_REST, 2)
+local HEADER_LEN = 55
+-- Byte positions in the header: history count, finishedAt, expiresAt (reservedAt and
+-- token follow it); a test checks them against struct.size.
+local AT_HCOUNT, AT_FIN, AT_EXP = 7, 12, 20
 local HIST_ENTRY = ">dBH"
 local PREFIX = ">hI6I6i6"
 local PREFIX_LEN = 20
@@ -141,9 +150,10 @@ local function decode(raw)
   end
   if k > 64 and k <= 70 and #raw >= HEADER_LEN then
     -- at least HEADER_LEN bytes: struct.unpack cannot fail
-    local kind, attempt, stalls, token, exp, res, fin, due, prio, seq, flags, hcount, blen, elen =
+    local kind, attempt, stalls, flags, hcount, elen, fin, exp, res, token, due, blen =
       struct.unpack(HEADER, raw)
     if blen <= PREFIX_LEN or HEADER_LEN + blen + elen > #raw then return nil end
+    local prio, seq = struct.unpack(">hI6", raw, HEADER_LEN + 1)
     -- body, err and hist stay in raw until expand() needs them: ack and extend only
     -- rewrite the header, and copy the rest of the record as one piece (see encode()).
     return {
@@ -195,13 +205,13 @@ local function encode(rec)
   if rec.raw then
     -- body, error and history untouched (see expand()): copy them as they are
     return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
-      math.min(rec.stalls, 65535), rec.token, rec.exp, rec.res, rec.fin, rec.due, rec.prio,
-      rec.seq, rec.flags, rec.hcount, rec.blen, rec.elen) .. string.sub(rec.raw, HEADER_LEN + 1)
+      math.min(rec.stalls, 65535), rec.flags, rec.hcount, rec.elen, rec.fin, rec.exp, rec.res,
+      rec.token, rec.due, rec.blen) .. string.sub(rec.raw, HEADER_LEN + 1)
   end
   local err = rec.err or ""
   return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
-    math.min(rec.stalls, 65535), rec.token, rec.exp, rec.res, rec.fin, rec.due, rec.prio,
-    rec.seq, rec.flags, rec.hcount, #rec.body, #err) .. rec.body .. err .. rec.hist
+    math.min(rec.stalls, 65535), rec.flags, rec.hcount, #err, rec.fin, rec.exp, rec.res,
+    rec.token, rec.due, #rec.body) .. rec.body .. err .. rec.hist
 end
 
 --@

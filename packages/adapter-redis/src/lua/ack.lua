@@ -28,12 +28,6 @@ local done = {}
 local fast, nf = {}, 0
 local slow = {}
 local adds = finishedAdds[SUCCEEDED]
--- Header byte positions: after HEADER's first 3 fields (state, attempt, stalls) come
--- token, expiresAt and reservedAt as doubles, after 6 finishedAt, after 11 (..., flags)
--- the history count (HEADER is one letter per field after ">").
-local AT_TOKEN = struct.size(string.sub(HEADER, 1, 4)) + 1
-local AT_FIN = struct.size(string.sub(HEADER, 1, 7)) + 1
-local AT_HCOUNT = struct.size(string.sub(HEADER, 1, 12)) + 1
 local SUCCEEDED_BYTE = string.char(64 + SUCCEEDED)
 local finText = struct.pack(">d", NOW)
 local raws = redis.call("HMGET", KJ, unpack(ids))
@@ -45,7 +39,7 @@ for i = 1, #ids do
     raw and not twice and string.byte(raw, 1) == 64 + ACTIVE and #raw >= HEADER_LEN
     and string.byte(raw, AT_HCOUNT) == 0
   then
-    local token, exp, res = struct.unpack(">ddd", raw, AT_TOKEN)
+    local exp, res, token = struct.unpack(">ddd", raw, AT_EXP)
     if exp > NOW and token == tonumber(ARGV[6 + 2 * i]) then
       ok = true
       result[i] = 1

@@ -68,6 +68,9 @@ end
 -- no record table, no cache bookkeeping and no encode(). Anything else returns false and
 -- goes through consider().
 local fastWrites, nf = {}, 0
+-- The header's first part is the same for every job this call takes fresh: active,
+-- attempt 1, no stalls, flags, history or error, not finished, this call's lease.
+local takenHead = struct.pack(HEADER_FIXED, 64 + ACTIVE, 1, 0, 0, 0, 0, 0, exp, NOW)
 local TAKEN = { state = ACTIVE, prio = 0, hcount = 0 }
 local function takeFresh(id, raw, prio0)
   if cache[id] ~= nil or not raw or string.byte(raw, 1) ~= WAITING or #raw <= PREFIX_LEN + 1 then
@@ -81,8 +84,8 @@ local function takeFresh(id, raw, prio0)
   cache[id] = TAKEN
   waitSamples[#waitSamples + 1] = NOW - putAt
   fastWrites[nf + 1] = id
-  fastWrites[nf + 2] = struct.pack(HEADER, 64 + ACTIVE, 1, 0, meta.tok, exp, NOW, 0, putAt, prio,
-    seq, 0, 0, #raw - 1, 0) .. string.sub(raw, 2)
+  fastWrites[nf + 2] = takenHead .. struct.pack(HEADER_REST, meta.tok, putAt, #raw - 1)
+    .. string.sub(raw, 2)
   nf = nf + 2
   leases[#leases + 1] = expText
   leases[#leases + 1] = id
