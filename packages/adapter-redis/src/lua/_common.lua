@@ -221,6 +221,11 @@ local cache = {}
 local dirty = {}
 local dirtyOrder = {}
 
+-- Cache what HMGET returned for one id (nil or false: no record).
+local function remember(id, raw)
+  if raw then cache[id] = decode(raw) or { bad = raw } else cache[id] = false end
+end
+
 local function load(ids)
   local missing, n = {}, 0
   for i = 1, #ids do
@@ -231,14 +236,7 @@ local function load(ids)
   end
   if n > 0 then
     local raws = redis.call("HMGET", KJ, unpack(missing))
-    for i = 1, n do
-      local raw = raws[i]
-      if raw then
-        cache[missing[i]] = decode(raw) or { bad = raw }
-      else
-        cache[missing[i]] = false
-      end
-    end
+    for i = 1, n do remember(missing[i], raws[i]) end
   end
 end
 

@@ -55,8 +55,7 @@ for i = 1, #ids do
     end
   end
   if not ok then
-    if raw and cache[id] == nil then cache[id] = decode(raw) or { bad = raw } end
-    if not raw then cache[id] = false end
+    if cache[id] == nil then remember(id, raw) end
     slow[#slow + 1] = i
   end
 end

@@ -26,29 +26,37 @@ local MALFORMED = "the stored job record is not one tasklane wrote (undecodable)
 
 local o = 4
 local consider
-local function take(id, rec, text, malformed)
-  -- A first reservation with no explicit history is implied by reservedAt (see note()).
-  if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
-  rec.attempt = rec.attempt + 1
+
+-- Hand one job out: the next fencing token (returned), this call's lease, the wait sample
+-- and the reply row. Both ways of taking a job (take(), takeFresh()) end here.
+local function handOut(id, text, prio, attempt, publishedAt, due, malformed)
   meta.tok = meta.tok + 1
   metaDirty = true
-  rec.state = ACTIVE
-  rec.token = meta.tok
-  rec.exp = exp
-  rec.res = NOW
-  waitSamples[#waitSamples + 1] = NOW - rec.due
-  touch(id, rec)
+  waitSamples[#waitSamples + 1] = NOW - due
   leases[#leases + 1] = expText
   leases[#leases + 1] = id
   taken = taken + 1
   out[o + 1] = id
-  out[o + 2] = text or textOf(rec)
-  out[o + 3] = rec.prio
-  out[o + 4] = rec.attempt
-  out[o + 5] = publishedAtOf(rec)
-  out[o + 6] = rec.due
-  out[o + 7] = malformed or ""
+  out[o + 2] = text
+  out[o + 3] = prio
+  out[o + 4] = attempt
+  out[o + 5] = publishedAt
+  out[o + 6] = due
+  out[o + 7] = malformed
   o = o + 7
+  return meta.tok
+end
+
+local function take(id, rec, text, malformed)
+  -- A first reservation with no explicit history is implied by reservedAt (see note()).
+  if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
+  rec.attempt = rec.attempt + 1
+  rec.state = ACTIVE
+  rec.token = handOut(id, text or textOf(rec), rec.prio, rec.attempt, publishedAtOf(rec),
+    rec.due, malformed or "")
+  rec.exp = exp
+  rec.res = NOW
+  touch(id, rec)
 end
 
 -- A record a foreign writer corrupted is still handed out (core dead-letters it as
@@ -78,26 +86,13 @@ local function takeFresh(id, raw, prio0)
   end
   local prio, seq, putAt, pub = struct.unpack(PREFIX, raw, 2)
   if not plausible(seq, putAt) or (prio0 and prio ~= 0) then return false end
-  meta.tok = meta.tok + 1
-  metaDirty = true
+  local token = handOut(id, string.sub(raw, PREFIX_LEN + 2), prio, 1, pub, putAt, "")
   -- the same id popped again in this call (a tombstone of it) finds it active
   cache[id] = TAKEN
-  waitSamples[#waitSamples + 1] = NOW - putAt
   fastWrites[nf + 1] = id
-  fastWrites[nf + 2] = takenHead .. struct.pack(HEADER_REST, meta.tok, putAt, #raw - 1)
+  fastWrites[nf + 2] = takenHead .. struct.pack(HEADER_REST, token, putAt, #raw - 1)
     .. string.sub(raw, 2)
   nf = nf + 2
-  leases[#leases + 1] = expText
-  leases[#leases + 1] = id
-  taken = taken + 1
-  out[o + 1] = id
-  out[o + 2] = string.sub(raw, PREFIX_LEN + 2)
-  out[o + 3] = prio
-  out[o + 4] = 1
-  out[o + 5] = pub
-  out[o + 6] = putAt
-  out[o + 7] = ""
-  o = o + 7
   return true
 end
 
@@ -111,9 +106,7 @@ local function takeAll(ids, prio0)
     if takeFresh(id, raw, prio0) then
       n = n + 1
     else
-      if cache[id] == nil then
-        if raw then cache[id] = decode(raw) or { bad = raw } else cache[id] = false end
-      end
+      if cache[id] == nil then remember(id, raw) end
       if consider(id, prio0) then n = n + 1 end
     end
   end
