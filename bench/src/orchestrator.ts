@@ -61,6 +61,7 @@ export function select(only: string[]): Selection {
 }
 
 export function applies(system: SystemEntry, scenario: ScenarioName): boolean {
+  if (system.scenarios !== undefined && !system.scenarios.includes(scenario)) return false;
   if (scenario === "latency-priority") return system.priorities;
   // Nothing to count in process: an in-process queue makes no backend requests.
   if (scenario === "idle") return system.backend !== "memory";

@@ -85,4 +85,10 @@ describe("select", () => {
     expect(applies(findSystem("bullmq"), "latency-priority")).toBe(true);
     expect(applies(findSystem("p-queue"), "idle")).toBe(false);
   });
+  it("runs a system only in the scenarios it lists", () => {
+    const floor = findSystem("redis-put-floor");
+    expect(applies(floor, "publish-bulk")).toBe(true);
+    expect(applies(floor, "process-c100")).toBe(false);
+    expect(applies(floor, "idle")).toBe(false);
+  });
 });

@@ -77,6 +77,11 @@ export interface SystemEntry {
   packageName: string;
   /** Supports job-level priorities (the priority latency scenario runs only then). */
   priorities: boolean;
+  /**
+   * The only scenarios it runs (a system that only publishes has no worker). Default:
+   * every scenario that applies to its backend.
+   */
+  scenarios?: ScenarioName[];
   /** One sentence for the README and the report. */
   description: string;
   load(): Promise<BenchSystem>;

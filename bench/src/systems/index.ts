@@ -55,6 +55,16 @@ export const SYSTEMS: SystemEntry[] = [
     load: async () => (await import("./raw-ioredis.ts")).system,
   },
   {
+    name: "redis-put-floor",
+    backend: "redis",
+    packageName: "ioredis",
+    priorities: false,
+    scenarios: ["publish-single", "publish-bulk"],
+    description:
+      "one Lua call per chunk: HMGET the ids, HSET the records, RPUSH the ids (publish floor)",
+    load: async () => (await import("./redis-put-floor.ts")).system,
+  },
+  {
     name: "tasklane-sqs",
     backend: "sqs",
     packageName: "@tasklane/adapter-sqs",
