@@ -7,5 +7,5 @@ export default defineProject({
   root: import.meta.dirname,
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"] } },
-  test: { name: "bench", include: ["src/**/*.test.ts"], exclude: ["src/simulate/**"] },
+  test: { name: "bench", include: ["src/**/*.test.ts"] },
 });

@@ -71,6 +71,14 @@ export interface RunResult {
   timeline?: Array<{ atMs: number; queued: number[]; busySlots: number }>;
 }
 
+/**
+ * What every lane holds right now, in configuration order: the jobs waiting, how long
+ * the oldest has waited (0 when none), and the lane's batch size. No real selector can
+ * know this; the simulator's `oracle` variant reads it to bound what any selector could
+ * reach.
+ */
+export type Peek = () => ReadonlyArray<{ ready: number; oldestWaitMs: number; batchSize: number }>;
+
 interface LaneRuntime {
   index: number;
   spec: LaneSpec;
@@ -103,7 +111,12 @@ interface WorkerRuntime {
   turnLimit: number | undefined;
   /** The last turn was capped and came back empty (the worker's guard against spinning). */
   lastCappedEmpty: boolean;
-  /** Continuation waiting for a free slot. */
+  /**
+   * Prefetched jobs: reserved, holding a lease, waiting for a slot of this worker. They
+   * start in lane-priority order (then oldest first), as the worker's pool starts them.
+   */
+  buffer: Array<{ lane: LaneRuntime; arrivedAt: number; duration: number; availableAt: number }>;
+  /** Continuation waiting for room (a free slot, or room in the prefetch buffer). */
   resume: (() => void) | undefined;
   /** The long poll in progress, if any. */
   poll: { lane: LaneRuntime; limit: number; done: boolean } | undefined;
@@ -115,12 +128,19 @@ export async function simulate(
   selectorName: string,
   options: SimulationOptions,
   /** Builds each worker's selector; default: the built-in named `selectorName`. */
-  makeSelector: (workerId: number, random: RandomSource, now: () => number) => Selector = (
-    _id,
-    random,
-  ) => createSelector(selectorName, { random }),
+  makeSelector: (
+    workerId: number,
+    random: RandomSource,
+    now: () => number,
+    peek: Peek,
+  ) => Selector = (_id, random) => createSelector(selectorName, { random }),
 ): Promise<RunResult> {
   const { durationMs: endMs, requestMs, hintTtlMs } = options;
+  const largestBatch = Math.max(...workload.lanes.map((l) => l.batchSize));
+  // The worker's default: max(B, 2B − concurrency), B the largest batch size.
+  const prefetch =
+    options.prefetch ?? Math.max(largestBatch, 2 * largestBatch - workload.concurrency);
+  const capacity = workload.concurrency + prefetch;
   const heap = new EventHeap();
   let now = 0;
   let requests = 0;
@@ -148,6 +168,12 @@ export async function simulate(
   const laneOf = new Map<Lane, LaneRuntime>(lanes.map((l) => [l.lane, l]));
   const laneList: ReadonlyArray<Lane> = lanes.map((l) => l.lane);
   const queued = (l: LaneRuntime) => l.arrivals.length - l.head;
+  const peek: Peek = () =>
+    lanes.map((l) => ({
+      ready: queued(l),
+      oldestWaitMs: queued(l) > 0 ? now - l.arrivals[l.head]! : 0,
+      batchSize: l.spec.batchSize,
+    }));
 
   // ── arrivals ──────────────────────────────────────────────────────────────────────
   for (const l of lanes) {
@@ -187,29 +213,59 @@ export async function simulate(
   };
 
   // ── jobs ──────────────────────────────────────────────────────────────────────────
-  /** Take up to `limit` jobs for `w`, starting at `startAt`. Returns how many. */
+  /** Start one job on `w` at `startAt` (a slot is taken now, freed when it ends). */
+  const start = (
+    w: WorkerRuntime,
+    l: LaneRuntime,
+    arrivedAt: number,
+    duration: number,
+    startAt: number,
+  ) => {
+    const wait = startAt - arrivedAt;
+    l.waits.push(wait);
+    if (wait > l.maxWait) {
+      l.maxWait = wait;
+      l.maxWaitArrivedAt = arrivedAt;
+    }
+    l.busyMs += Math.max(0, Math.min(startAt + duration, endMs) - startAt);
+    w.running++;
+    heap.push(startAt + duration, () => {
+      w.running--;
+      const next = nextBuffered(w);
+      if (next !== undefined)
+        start(w, next.lane, next.arrivedAt, next.duration, Math.max(now, next.availableAt));
+      const resume = w.resume;
+      if (resume !== undefined) {
+        w.resume = undefined;
+        resume();
+      }
+    });
+  };
+
+  /** The prefetched job the worker's pool starts next: highest lane priority, then oldest. */
+  const nextBuffered = (w: WorkerRuntime) => {
+    if (w.buffer.length === 0) return undefined;
+    let best = 0;
+    for (let i = 1; i < w.buffer.length; i++) {
+      const a = w.buffer[i]!;
+      const b = w.buffer[best]!;
+      if (a.lane.spec.priority > b.lane.spec.priority) best = i;
+    }
+    return w.buffer.splice(best, 1)[0];
+  };
+
+  /**
+   * Take up to `limit` jobs for `w`, arriving at the worker at `startAt`: each starts
+   * then if a slot is free, or waits in the worker's prefetch buffer. Returns how many.
+   */
   const take = (w: WorkerRuntime, l: LaneRuntime, limit: number, startAt: number): number => {
     const count = Math.min(limit, queued(l));
     for (let i = 0; i < count; i++) {
       const arrivedAt = l.arrivals[l.head]!;
       const duration = l.durations[l.head]!;
       l.head++;
-      const wait = startAt - arrivedAt;
-      l.waits.push(wait);
-      if (wait > l.maxWait) {
-        l.maxWait = wait;
-        l.maxWaitArrivedAt = arrivedAt;
-      }
-      l.busyMs += Math.max(0, Math.min(startAt + duration, endMs) - startAt);
-      w.running++;
-      heap.push(startAt + duration, () => {
-        w.running--;
-        const resume = w.resume;
-        if (resume !== undefined) {
-          w.resume = undefined;
-          resume();
-        }
-      });
+      if (w.running < workload.concurrency) start(w, l, arrivedAt, duration, startAt);
+      else w.buffer.push({ lane: l, arrivedAt, duration, availableAt: startAt });
     }
     if (l.head > 65_536 && l.head * 2 > l.arrivals.length) {
       l.arrivals.splice(0, l.head);
@@ -219,11 +275,23 @@ export async function simulate(
     return count;
   };
 
+  /** Jobs `w` holds: running and prefetched. */
+  const holding = (w: WorkerRuntime) => w.running + w.buffer.length;
+  /**
+   * The worker's rule for making a reserve on a lane of batch size `batch`: a slot is
+   * idle, or the prefetch buffer has room for a whole refill.
+   */
+  const hasRoom = (w: WorkerRuntime, batch: number) => {
+    const held = holding(w);
+    const room = capacity - held;
+    return room >= 1 && (held < workload.concurrency || room >= Math.min(batch, prefetch));
+  };
+
   // ── the worker loop ───────────────────────────────────────────────────────────────
   const selectNext = (w: WorkerRuntime) => heap.push(now, () => runSelection(w));
 
   const runSelection = async (w: WorkerRuntime) => {
-    if (w.running >= workload.concurrency) {
+    if (!hasRoom(w, largestBatch)) {
       w.resume = () => selectNext(w);
       return;
     }
@@ -254,12 +322,12 @@ export async function simulate(
       selectNext(w);
       return;
     }
-    if (w.running >= workload.concurrency) {
+    if (!hasRoom(w, l.spec.batchSize)) {
       w.resume = () => serve(w);
       return;
     }
     const limit = Math.min(
-      workload.concurrency - w.running,
+      capacity - holding(w),
       l.spec.batchSize,
       w.turnLimit ?? Number.POSITIVE_INFINITY,
     );
@@ -316,7 +384,7 @@ export async function simulate(
   const startRandom = stream(options.seed, "worker-start");
   const workers: WorkerRuntime[] = [];
   for (let id = 0; id < workload.workers; id++) {
-    const selector = makeSelector(id, stream(options.seed, `selector:${id}`), () => now);
+    const selector = makeSelector(id, stream(options.seed, `selector:${id}`), () => now, peek);
     const w: WorkerRuntime = {
       id,
       selector,
@@ -328,6 +396,7 @@ export async function simulate(
       iteration: 0,
       turnLimit: undefined,
       lastCappedEmpty: false,
+      buffer: [],
       resume: undefined,
       poll: undefined,
       probes: 0,

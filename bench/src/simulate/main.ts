@@ -29,6 +29,8 @@ const usage = `Usage: npm run simulate -- [options]
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)
   --hint-ttl-ms MS   how long the worker trusts a ready count (default 1000, as the worker)
+  --prefetch N       jobs a worker may reserve beyond its concurrency (default: the worker's,
+                     max(B, 2B - concurrency) for the largest batch size B; 0: none)
   --stay-on-short    model the older worker loop that stays on a lane after a short batch
                      (default: leave on a short batch, as tasklane's worker does)
   --out DIR          where selectors.json and selectors.svg go (default bench/results)
@@ -70,6 +72,9 @@ const options: SimulationOptions = {
   requestMs: number("request-ms", values["request-ms"], 10),
   hintTtlMs: number("hint-ttl-ms", values["hint-ttl-ms"], 1_000),
   ...(values["stay-on-short"] === true ? { leaveOnShortBatch: false } : {}),
+  ...(values.prefetch === undefined
+    ? {}
+    : { prefetch: number("prefetch", values.prefetch, 0, true) }),
 };
 if (options.durationMs <= 0) fail("--duration must be more than 0");
 const seeds = number("seeds", values.seeds, 1, true);
@@ -162,6 +167,7 @@ function parseFlags() {
         backend: { type: "string" },
         "request-ms": { type: "string" },
         "hint-ttl-ms": { type: "string" },
+        prefetch: { type: "string" },
         out: { type: "string" },
         "stay-on-short": { type: "boolean" },
         help: { type: "boolean" },

@@ -70,6 +70,13 @@ export interface SimulationOptions {
    * reserved once more and left on the empty batch. Default true.
    */
   leaveOnShortBatch?: boolean;
+  /**
+   * Jobs a worker may reserve beyond its concurrency (the worker's `prefetch`): they wait
+   * in the worker, holding their lease, until a slot frees. Default as the worker's:
+   * `max(B, 2B − concurrency)`, B the largest batch size; 0 models a worker that
+   * reserves only for free slots.
+   */
+  prefetch?: number;
   /** Sample queue depths and busy slots this often into `RunResult.timeline`. Default: no timeline. */
   timelineMs?: number;
 }
