@@ -4,7 +4,7 @@
  * whether any selector could meet it: the oracle reads the queues for free, so what it
  * cannot reach, a real selector cannot either.
  *
- *   node --conditions=source bench/src/simulate/sweep-oracle.ts   # 337 configurations, ~9 min
+ *   node --conditions=source bench/src/simulate/sweep-oracle.ts   # 336 configurations, ~9 min
  */
 import { averageRuns } from "./aggregate.ts";
 import { type RunResult, simulate } from "./engine.ts";
