@@ -106,14 +106,34 @@ export class RedisQueue implements Required<Queue> {
     this.shared.check(`redis queue "${this.name}"`);
     if (jobs.length === 0) return [];
     const args: Array<string | number> = [this.shared.putEvents ? "1" : "0"];
-    for (const job of jobs) {
-      args.push(
-        encodeId(job.id),
-        encodeJobText(job.task, job.payload, job.appData),
-        Number.isFinite(job.priority) ? Math.trunc(job.priority) : 0,
-        job.runAt !== undefined && Number.isFinite(job.runAt) ? Math.ceil(job.runAt) : "",
-        Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "",
-      );
+    const first = jobs[0] as NewJob;
+    const priority = priorityArg(first);
+    const runAt = runAtArg(first);
+    const publishedAt = publishedAtArg(first);
+    // publishMany's jobs usually share priority, runAt and publishedAt: then they are sent
+    // once (layout 2), not once per job (layout 5). See put.lua.
+    const uniform = jobs.every(
+      (job) =>
+        priorityArg(job) === priority &&
+        runAtArg(job) === runAt &&
+        publishedAtArg(job) === publishedAt,
+    );
+    if (uniform) {
+      args.push("2", priority, runAt, publishedAt);
+      for (const job of jobs) {
+        args.push(encodeId(job.id), encodeJobText(job.task, job.payload, job.appData));
+      }
+    } else {
+      args.push("5");
+      for (const job of jobs) {
+        args.push(
+          encodeId(job.id),
+          encodeJobText(job.task, job.payload, job.appData),
+          priorityArg(job),
+          runAtArg(job),
+          publishedAtArg(job),
+        );
+      }
     }
     const reply = (await this.run("put", args)) as number[];
     return jobs.map((job, i) => ({
@@ -446,3 +466,10 @@ function retentionSpec(policy: RetentionPolicy | undefined): string {
   }
   return parts.join(",");
 }
+
+/** put's per-job fields as script arguments ("" = none: now / the script's default). */
+const priorityArg = (job: NewJob) => (Number.isFinite(job.priority) ? Math.trunc(job.priority) : 0);
+const runAtArg = (job: NewJob) =>
+  job.runAt !== undefined && Number.isFinite(job.runAt) ? Math.ceil(job.runAt) : "";
+const publishedAtArg = (job: NewJob) =>
+  Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "";

@@ -195,6 +195,18 @@ describe("scripts", () => {
     ).rejects.toThrow(/bad argument/);
   });
 
+  it("refuse a put whose job layout is neither 2 nor 5 arguments per job", async () => {
+    const keys = queueKeys(prefix, "bad-layout").all;
+    const common = ["bad-layout", "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
+    const { runScript } = await import("../src/scripts.ts");
+    await expect(
+      runScript(raw, SCRIPTS.put, keys, [...common, "0", "3", "id", "text", "0"], "put"),
+    ).rejects.toThrow(/bad argument/);
+    await expect(
+      runScript(raw, SCRIPTS.put, keys, [...common, "0", "2", "0", "", "1", "id"], "put"),
+    ).rejects.toThrow(/bad argument/);
+  });
+
   it("refuses queue names that would break the hash tag", async () => {
     await expect(adapter.queue("a{b}", opts)).rejects.toBeInstanceOf(ConfigError);
   });
@@ -210,6 +222,23 @@ describe("ordering", () => {
     await q.put([later]);
     const got = await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual([early.id, later.id]);
+  });
+
+  it("reads fields a whole batch shares (sent once) as if they were sent per job", async () => {
+    const q = await fresh();
+    const publishedAt = Date.now() - 5_000;
+    const runAt = Date.now() + 60_000;
+    const shared = [job({ priority: 4, publishedAt }), job({ priority: 4, publishedAt })];
+    const delayed = [job({ runAt, publishedAt }), job({ runAt, publishedAt })];
+    const mixed = [job({ priority: 4, publishedAt }), job({ priority: 1, publishedAt })];
+    for (const batch of [shared, delayed, mixed]) {
+      expect((await q.put(batch)).map((r) => r.status)).toEqual(["created", "created"]);
+    }
+    const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => [j.id, j.priority, j.publishedAt])).toEqual(
+      [shared[0], shared[1], mixed[0], mixed[1]].map((j) => [j!.id, j!.priority, publishedAt]),
+    );
+    expect(await q.counts()).toMatchObject({ waiting: 0, delayed: 2, active: 4 });
   });
 
   it("serves priorities above 0, then 0, then below 0, FIFO inside each", async () => {

@@ -1,21 +1,30 @@
 -- tasklane: put — store a batch of new jobs (publishMany is one call).
 -- KEYS: the eleven queue keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "1" to publish a "put" event for the created ids;
---       then 5 per job: id, text (the body's text, see _common.lua), priority,
---       runAt ("" = now), publishedAt
+--       ARGV[8] the layout of the jobs that follow:
+--         "5": 5 per job: id, text (the body's text, see _common.lua), priority,
+--              runAt ("" = now), publishedAt;
+--         "2": ARGV[9..11] priority, runAt, publishedAt shared by every job, then
+--              2 per job: id, text (publishMany's usual case: 3 fewer arguments per job
+--              to send, parse and turn into Lua strings).
 -- Returns: one integer per job, 1 created / 0 duplicate (in-batch: first occurrence wins).
 
-if (#ARGV - 7) % 5 ~= 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes 5 arguments per job")
+local stride = tonumber(ARGV[8])
+local first = stride == 2 and 12 or 9
+if (stride ~= 2 and stride ~= 5) or #ARGV < first - 1 or (#ARGV - first + 1) % stride ~= 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes layout 2 or 5 and whole jobs")
 end
 
 local wlBefore = meta.wl
 maintain()
 
-local first = 8
-local n = (#ARGV - 7) / 5
+local n = (#ARGV - first + 1) / stride
 local ids = {}
-for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * 5] end
+for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * stride] end
+-- Shared fields (layout 2): read once. Per job (layout 5): at + 2 .. at + 4.
+local sharedPrio = stride == 2 and (tonumber(ARGV[9]) or 0) or nil
+local sharedRunAt = stride == 2 and tonumber(ARGV[10]) or nil
+local sharedPublishedAt = stride == 2 and (tonumber(ARGV[11]) or NOW) or nil
 if n > 0 then load(ids) end
 
 local result = {}
@@ -24,14 +33,19 @@ local writes, w = {}, 0
 local delayedAdd = {}
 local earliest = nil
 for i = 0, n - 1 do
-  local at = first + i * 5
+  local at = first + i * stride
   local id = ARGV[at]
   if cache[id] then
     result[i + 1] = 0
   else
-    local prio = tonumber(ARGV[at + 2]) or 0
-    local runAt = tonumber(ARGV[at + 3])
-    local publishedAt = tonumber(ARGV[at + 4]) or NOW
+    local prio, runAt, publishedAt
+    if stride == 2 then
+      prio, runAt, publishedAt = sharedPrio, sharedRunAt, sharedPublishedAt
+    else
+      prio = tonumber(ARGV[at + 2]) or 0
+      runAt = tonumber(ARGV[at + 3])
+      publishedAt = tonumber(ARGV[at + 4]) or NOW
+    end
     meta.seq = meta.seq + 1
     metaDirty = true
     local rec
