@@ -138,21 +138,21 @@ describe("scripts", () => {
     expect(got).toEqual(samples.map((ms) => bucketIndex(ms)));
   });
 
-  it("knows the header's byte positions the fast paths patch (AT_* in _common.lua)", async () => {
+  it("knows the byte positions the fast paths patch and decode reads (_common.lua)", async () => {
     const common = readFileSync(new URL("../src/lua/_common.lua", import.meta.url), "utf8");
     const from = common.indexOf("local HEADER_FIXED");
-    const to = common.indexOf("local HIST_ENTRY");
+    const to = common.indexOf("-- A fresh record's first");
     const lua = `${common.slice(from, to)}
       return {
         AT_HCOUNT, struct.size(">BHHB") + 1, AT_FIN, struct.size(">BHHBBI4") + 1,
         AT_EXP, struct.size(">BHHBBI4d") + 1, HEADER_LEN, struct.size(HEADER),
-        struct.size(HEADER_FIXED),
+        struct.size(HEADER_FIXED), PREFIX_LEN, struct.size(PREFIX), PREFIX_ORDER,
       }`;
-    const [hcount, hcountWant, fin, finWant, exp, expWant, len, lenWant, fixed] = (await raw.eval(
-      lua,
-      0,
-    )) as number[];
+    const [hcount, hcountWant, fin, finWant, exp, expWant, len, lenWant, fixed, ...prefix] =
+      (await raw.eval(lua, 0)) as [...number[], string];
     expect([hcount, fin, exp, len]).toEqual([hcountWant, finWant, expWant, lenWant]);
+    // the body's prefix: its length, and decode()'s priority and seq are its first fields
+    expect(prefix).toEqual([20, 20, ">hI6"]);
     // the fixed part ends right after reservedAt, where the token starts
     expect(fixed).toBe((expWant as number) - 1 + 16);
   });

@@ -95,6 +95,8 @@ local AT_HCOUNT, AT_FIN, AT_EXP = 7, 12, 20
 local HIST_ENTRY = ">dBH"
 local PREFIX = ">hI6I6i6"
 local PREFIX_LEN = 20
+-- The prefix's first two fields (priority, seq): what decode() needs of an extended record.
+local PREFIX_ORDER = string.sub(PREFIX, 1, 4)
 -- A fresh record's first 21 bytes: the state, then the body's prefix.
 local FRESH = ">B" .. string.sub(PREFIX, 2)
 -- states
@@ -153,7 +155,7 @@ local function decode(raw)
     local kind, attempt, stalls, flags, hcount, elen, fin, exp, res, token, due, blen =
       struct.unpack(HEADER, raw)
     if blen <= PREFIX_LEN or HEADER_LEN + blen + elen > #raw then return nil end
-    local prio, seq = struct.unpack(">hI6", raw, HEADER_LEN + 1)
+    local prio, seq = struct.unpack(PREFIX_ORDER, raw, HEADER_LEN + 1)
     -- body, err and hist stay in raw until expand() needs them: ack and extend only
     -- rewrite the header, and copy the rest of the record as one piece (see encode()).
     return {
