@@ -49,6 +49,20 @@ describe("renderTables", () => {
     expect(text).toContain("50,000 (5.0×)");
     expect(text).toContain("1.00 (0.03×)");
   });
+  it("leaves a system out of the tables it ran no case of", () => {
+    const text = renderTables(
+      summarise([
+        result("bullmq", "publish-bulk", { jobsPerSec: 30_000 }),
+        result("bullmq", "latency", { p50Ms: 0.3, p90Ms: 0.5, p99Ms: 1 }),
+        result("redis-put-floor", "publish-bulk", { jobsPerSec: 300_000 }),
+      ]),
+      FULL,
+    );
+    const [throughput, latency] = text.split("Latency publish");
+    expect(throughput).toContain("| redis-put-floor   |");
+    expect(latency).toContain("| bullmq (baseline) |");
+    expect(latency).not.toContain("redis-put-floor");
+  });
   it("lists cases whose runs disagree", () => {
     const text = renderTables(
       summarise([

@@ -156,6 +156,10 @@ function table(header: string[], rows: string[][]): string {
   );
 }
 
+/** Rows with at least one measured cell: a system that ran none of a table's cases is left out. */
+const measured = (rows: string[][]): string[][] =>
+  rows.filter((row) => row.slice(1).some((cell) => cell !== "–"));
+
 /** Above this relative range of the runs, a case is listed as noisy. */
 const NOISY_SPREAD = 0.5;
 
@@ -208,11 +212,13 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
     sections.push(
       table(
         ["system", "latency", "latency, random priorities 1–10"],
-        systems.map((system) => [
-          label(system),
-          latencyCell(lookup, system, baseline, "latency"),
-          latencyCell(lookup, system, baseline, "latency-priority"),
-        ]),
+        measured(
+          systems.map((system) => [
+            label(system),
+            latencyCell(lookup, system, baseline, "latency"),
+            latencyCell(lookup, system, baseline, "latency-priority"),
+          ]),
+        ),
       ),
     );
     const memoryLabel =
@@ -239,33 +245,39 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
     sections.push(
       table(
         costHeader,
-        systems.map((system) => {
-          const row = [label(system)];
-          if (backend !== "sqs") {
-            row.push(cell(lookup, system, baseline, "process-c100", "backendBytesPerJob", integer));
-          }
-          if (backend !== "memory") {
-            row.push(
-              cell(lookup, system, baseline, "process-c10", "requestsPerJob", decimal),
-              cell(lookup, system, baseline, "process-c100", "requestsPerJob", decimal),
-            );
-            if (backend === "redis") {
+        measured(
+          systems.map((system) => {
+            const row = [label(system)];
+            if (backend !== "sqs") {
               row.push(
-                cell(lookup, system, baseline, "process-c10", "roundTripsPerJob", decimal),
-                cell(lookup, system, baseline, "process-c100", "roundTripsPerJob", decimal),
-                cell(lookup, system, baseline, "process-c100", "backendCpuUsPerJob", decimal),
+                cell(lookup, system, baseline, "process-c100", "backendBytesPerJob", integer),
               );
             }
-          }
-          if (backend !== "memory") {
-            row.push(cell(lookup, system, baseline, "idle", "idleRequestsPerSec", decimal, false));
-          }
-          row.push(
-            cell(lookup, system, baseline, "process-c100", "rssPeakMb", integer, false),
-            cell(lookup, system, baseline, "process-c100", "heapPeakMb", integer, false),
-          );
-          return row;
-        }),
+            if (backend !== "memory") {
+              row.push(
+                cell(lookup, system, baseline, "process-c10", "requestsPerJob", decimal),
+                cell(lookup, system, baseline, "process-c100", "requestsPerJob", decimal),
+              );
+              if (backend === "redis") {
+                row.push(
+                  cell(lookup, system, baseline, "process-c10", "roundTripsPerJob", decimal),
+                  cell(lookup, system, baseline, "process-c100", "roundTripsPerJob", decimal),
+                  cell(lookup, system, baseline, "process-c100", "backendCpuUsPerJob", decimal),
+                );
+              }
+            }
+            if (backend !== "memory") {
+              row.push(
+                cell(lookup, system, baseline, "idle", "idleRequestsPerSec", decimal, false),
+              );
+            }
+            row.push(
+              cell(lookup, system, baseline, "process-c100", "rssPeakMb", integer, false),
+              cell(lookup, system, baseline, "process-c100", "heapPeakMb", integer, false),
+            );
+            return row;
+          }),
+        ),
       ),
     );
   }
