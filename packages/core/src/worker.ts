@@ -1,7 +1,7 @@
 /**
  * The worker loop.
  *
- *   select a lane ──► reserve ≤ min(free slots, batchSize) ──► run each job (p-queue)
+ *   select a lane ──► reserve ≤ min(free slots, batchSize) ──► run each job (runners)
  *        ▲               │ up to numIterations batches,            │
  *        │               │ leaving early on an empty one           ▼
  *        └───────────────┘                        settle once: ack | nack(retry/dead) | release
@@ -21,6 +21,12 @@
  *
  * Idle: when every lane is known empty, the worker long-polls the selected lane for its
  * longPollMs, never spinning. A publish from this process ends that wait at once.
+ *
+ * Running: a reserved job waits in `waiting` (highest lane priority first, FIFO within a
+ * priority) for one of at most `concurrency` runners, each a p-queue task that runs jobs
+ * one after another until none waits. p-queue's cost per task (its events, an async
+ * resource, promises) is then paid per runner, not per job: with one task per job it was
+ * over a quarter of the worker's CPU for a no-op job.
  */
 import { EventEmitter } from "eventemitter3";
 import PQueue from "p-queue";
@@ -47,6 +53,7 @@ import {
   UnrecoverableError,
   ValidationError,
 } from "./errors.ts";
+import { Fifo } from "./fifo.ts";
 import type { QueueConfig } from "./queue-config.ts";
 import { backoffMs } from "./retry.ts";
 import type { Lane, SelectionContext } from "./selectors/selector.ts";
@@ -191,8 +198,14 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   /** Jobs this worker may hold at once: running plus prefetched. */
   const capacity = concurrency + prefetch;
   const pool = new PQueue({ concurrency });
-  /** Jobs dispatched to the pool whose run has not ended (counted here, not by p-queue,
-   * so the loop learns of a free slot without an event per job). */
+  /** Jobs waiting for a runner, one FIFO per lane priority, highest priority first. */
+  const waiting = [...new Set(configs.map((c) => c.priority))]
+    .sort((a, b) => b - a)
+    .map((priority) => ({ priority, jobs: new Fifo<HeldJob>() }));
+  /** Runners in the pool (at most `concurrency`). */
+  let runners = 0;
+  /** Jobs dispatched whose run has not ended, waiting or running (counted here, not by
+   * p-queue, so the loop learns of a free slot without an event per job). */
   let active = 0;
   let onSlotFree: (() => void) | undefined;
   const slotFree = () => {
@@ -614,12 +627,34 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     const h = holdJob(ls, job, client.tasks.get(job.task));
     drainedEmitted = false;
     active++;
-    // With several lanes, buffered jobs start in lane-priority order.
-    if (lanes.length > 1) void pool.add(() => runJob(h), { priority: ls.lane.priority });
-    else void pool.add(() => runJob(h));
+    const group = waiting.find((g) => g.priority === ls.lane.priority) ?? waiting[0];
+    group?.jobs.push(h);
+    if (runners < concurrency) {
+      runners++;
+      void pool.add(runner);
+    }
   };
 
-  /** One pool task: never rejects, and frees its slot when the job's run ends. */
+  /** The next job to start: the highest lane priority first, FIFO within one. */
+  const nextWaiting = (): HeldJob | undefined => {
+    for (const group of waiting) {
+      const h = group.jobs.shift();
+      if (h !== undefined) return h;
+    }
+    return undefined;
+  };
+
+  /**
+   * One pool task: runs waiting jobs one after another until none is left. A runner that
+   * finds nothing ends in the same turn as its check, so a job dispatched afterwards
+   * always sees the lower count and starts a runner of its own.
+   */
+  const runner = async (): Promise<void> => {
+    for (let h = nextWaiting(); h !== undefined; h = nextWaiting()) await runJob(h);
+    runners--;
+  };
+
+  /** Run one job: never rejects, and frees its slot when the job's run ends. */
   const runJob = async (h: HeldJob): Promise<void> => {
     try {
       await execute(h);

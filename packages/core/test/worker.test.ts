@@ -327,8 +327,9 @@ describe("worker", () => {
       Array.from({ length: 5 }, (_, i) => ({ payload: { i } })),
     );
     const succeeded = record(tl, "succeeded");
-    // concurrency 2 + prefetch 2: room for a second batch while the first one runs.
-    await tl.worker({ concurrency: 2 }).start();
+    // concurrency 2 + prefetch 4: room for the next batch while the previous two are held,
+    // however far their handlers have got (the rule counts a job until its run ends).
+    await tl.worker({ concurrency: 2, prefetch: 4 }).start();
     for (let i = 0; i < 20 && succeeded.length < 5; i++) await clock.advance(10);
     expect(succeeded).toHaveLength(5);
     // Each reserve goes out before the jobs of the previous batch start. The third is the
