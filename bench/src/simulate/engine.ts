@@ -5,13 +5,17 @@
  * backend request is counted.
  *
  * The worker loop mirrors packages/core/src/worker.ts:
- *   select a lane → up to numIterations reserves of min(free slots, batchSize), each after
- *   waiting for a free slot, leaving early on an empty one → select again.
+ *   select a lane → up to numIterations reserves of min(room, batchSize), each after
+ *   waiting for room, leaving early on an empty or short one → select again.
+ * Room is concurrency + prefetch − jobs held (running or prefetched), and a reserve is
+ * made when a slot is idle or the prefetch buffer has room for a whole batch (the
+ * worker's hasRoom rule); prefetched jobs start as slots free, highest lane priority
+ * first.
  * A reserve waits (long poll, the lane's longPollMs) only on the first batch of a stay and
  * only when every lane's hint is 0; otherwise it returns at once. Hints are the ready
  * count learned from the worker's own last reserve or probe of the lane, trusted for
  * hintTtlMs. A selector may cap a turn (SelectionContext.limitTurn): the stay is then one
- * reserve of min(free slots, batchSize, cap) jobs that never waits; as in the worker, a
+ * reserve of min(room, batchSize, cap) jobs that never waits; as in the worker, a
  * capped turn right after an empty one while every hint is 0 is served as a normal turn.
  */
 import {
