@@ -24,9 +24,10 @@
  *
  * Running: a reserved job waits in `waiting` (highest lane priority first, FIFO within a
  * priority) for one of at most `concurrency` runners, each a p-queue task that runs jobs
- * one after another until none waits. p-queue's cost per task (its events, an async
- * resource, promises) is then paid per runner, not per job: with one task per job it was
- * over a quarter of the worker's CPU for a no-op job.
+ * one after another. A runner that finds none parks until the next job is dispatched,
+ * and the runners end when the worker stops. p-queue's cost per task (its events, an
+ * async resource, promises) is then paid once per runner, not per job: with one task per
+ * job it was over a quarter of the worker's CPU for a no-op job.
  */
 import { EventEmitter } from "eventemitter3";
 import PQueue from "p-queue";
@@ -204,6 +205,10 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     .map((priority) => ({ priority, jobs: new Fifo<HeldJob>() }));
   /** Runners in the pool (at most `concurrency`). */
   let runners = 0;
+  /** Set at the end of stop: runners that find no job end instead of parking. */
+  let stopRunners = false;
+  /** Runners waiting for a job: resolve with true to run, false to end. */
+  const parked: Array<(run: boolean) => void> = [];
   /** Jobs dispatched whose run has not ended, waiting or running (counted here, not by
    * p-queue, so the loop learns of a free slot without an event per job). */
   let active = 0;
@@ -629,7 +634,9 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     active++;
     const group = waiting.find((g) => g.priority === ls.lane.priority) ?? waiting[0];
     group?.jobs.push(h);
-    if (runners < concurrency) {
+    const wake = parked.pop();
+    if (wake !== undefined) wake(true);
+    else if (runners < concurrency) {
       runners++;
       void pool.add(runner);
     }
@@ -645,13 +652,29 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   };
 
   /**
-   * One pool task: runs waiting jobs one after another until none is left. A runner that
-   * finds nothing ends in the same turn as its check, so a job dispatched afterwards
-   * always sees the lower count and starts a runner of its own.
+   * One pool task: runs waiting jobs one after another; with none waiting it parks until
+   * dispatch wakes it (or the worker stops). Every job dispatched either wakes a parked
+   * runner or, below `concurrency`, starts one, so no job waits while a runner is free.
+   * A woken runner may find the job taken by a busier one: it parks again.
    */
   const runner = async (): Promise<void> => {
-    for (let h = nextWaiting(); h !== undefined; h = nextWaiting()) await runJob(h);
+    for (;;) {
+      const h = nextWaiting();
+      if (h !== undefined) {
+        await runJob(h);
+        continue;
+      }
+      if (stopRunners) break;
+      const run = await new Promise<boolean>((resolve) => parked.push(resolve));
+      if (!run) break;
+    }
     runners--;
+  };
+
+  /** End the parked runners (at the end of stop). */
+  const endRunners = () => {
+    stopRunners = true;
+    for (const wake of parked.splice(0)) wake(false);
   };
 
   /** Run one job: never rejects, and frees its slot when the job's run ends. */
@@ -918,6 +941,9 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         for (const h of held) {
           if (!h.running && !h.settled) settle(h, { kind: "release" });
         }
+        // Runners now end once nothing waits, so the pool goes idle when the last
+        // running handler ends (the released jobs are skipped as settled).
+        endRunners();
         if (active > 0 && graceMs > 0) {
           const graceTimer = new AbortController();
           await Promise.race([
