@@ -25,7 +25,9 @@ const usage = `Usage: npm run simulate -- [options]
     .join(", ")}
   --duration S       simulated seconds per run (default 600)
   --selectors LIST   comma-separated (default ${DEFAULT_VARIANTS.join(",")});
-                     "hinted-stride+aging=MS" is hinted-stride with agingMs MS
+                     "hinted-stride+aging=MS" is hinted-stride with agingMs MS;
+                     "oracle[+tau=MS[/MS...]][+beta=B]" reads the queues: a bound, not a
+                     selector (see oracle.ts)
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)
   --hint-ttl-ms MS   how long the worker trusts a ready count (default 1000, as the worker)
