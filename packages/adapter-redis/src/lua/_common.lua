@@ -222,6 +222,10 @@ end
 local cache = {}
 local dirty = {}
 local dirtyOrder = {}
+-- Records a fast path (put, reserve, ack) already holds as bytes: id, bytes pairs that
+-- flushRecords() writes in the same HSET as the decoded records touched in this call.
+-- A fast path takes only ids this call has not decoded, so the two sets never overlap.
+local rawWrites = {}
 
 -- Cache what HMGET returned for one id (nil or false: no record).
 local function remember(id, raw)
@@ -259,10 +263,10 @@ local function touch(id, rec)
   end
 end
 
--- Write every touched record in one HSET.
+-- Write every touched record, and the fast paths' raw records, in one HSET.
 local function flushRecords()
-  if #dirtyOrder == 0 then return end
-  local args, n = {}, 0
+  local args, n = rawWrites, #rawWrites
+  if n == 0 and #dirtyOrder == 0 then return end
   for i = 1, #dirtyOrder do
     local id = dirtyOrder[i]
     local rec = cache[id]
@@ -276,6 +280,7 @@ local function flushRecords()
   for i = 1, n, 7998 do
     redis.call("HSET", KJ, unpack(args, i, math.min(i + 7997, n)))
   end
+  rawWrites = {}
   dirty = {}
   dirtyOrder = {}
 end

@@ -4,10 +4,10 @@
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --
 -- The common ack (a current lock on a record with no stored history, each id once in the
--- call) takes a fast path: the header is unpacked and packed again with the new state and
--- finish time, and the rest of the record is copied, with no record table and no cache
--- bookkeeping. Anything else (a lost or canceled lock, stored history, a malformed record,
--- an id named twice) takes the general path through decode() and lockStatus().
+-- call) takes a fast path: the state byte and finishedAt are patched in place and the
+-- rest of the record is copied, with no record table and no cache bookkeeping. Anything
+-- else (a lost or canceled lock, stored history, a malformed record, an id named twice)
+-- takes the general path through decode() and lockStatus().
 
 if (#ARGV - 6) % 2 ~= 0 then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes 2 arguments per item")
@@ -25,7 +25,7 @@ end
 
 local result = {}
 local done = {}
-local fast, nf = {}, 0
+local nf = #rawWrites
 local slow = {}
 local adds = finishedAdds[SUCCEEDED]
 local SUCCEEDED_BYTE = string.char(64 + SUCCEEDED)
@@ -44,9 +44,9 @@ for i = 1, #ids do
       ok = true
       result[i] = 1
       runSamples[#runSamples + 1] = NOW - res
-      fast[nf + 1] = id
+      rawWrites[nf + 1] = id
       -- the state byte and finishedAt change; every other byte is copied
-      fast[nf + 2] = SUCCEEDED_BYTE .. string.sub(raw, 2, AT_FIN - 1) .. finText
+      rawWrites[nf + 2] = SUCCEEDED_BYTE .. string.sub(raw, 2, AT_FIN - 1) .. finText
         .. string.sub(raw, AT_FIN + 8)
       nf = nf + 2
       adds[#adds + 1] = NOW_TEXT
@@ -79,9 +79,6 @@ end
 if #done > 0 then
   -- Shrinking write first: acks go through even when Redis is out of memory.
   redis.call("ZREM", KA, unpack(done))
-  for i = 1, nf, 7998 do
-    redis.call("HSET", KJ, unpack(fast, i, math.min(i + 7997, nf)))
-  end
   flushRecords()
   flushFinished()
   flushStats()

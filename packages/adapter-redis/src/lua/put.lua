@@ -29,7 +29,7 @@ if n > 0 then load(ids) end
 
 local result = {}
 local created = {}
-local writes, w = {}, 0
+local w = #rawWrites
 local delayedAdd = {}
 local earliest = nil
 for i = 0, n - 1 do
@@ -56,15 +56,15 @@ for i = 0, n - 1 do
         body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1],
         err = false, hist = "",
       }
-      writes[w + 1] = id
-      writes[w + 2] = encode(rec)
+      rawWrites[w + 1] = id
+      rawWrites[w + 2] = encode(rec)
       delayedAdd[#delayedAdd + 1] = runAt
       delayedAdd[#delayedAdd + 1] = id
       if earliest == nil or runAt < earliest then earliest = runAt end
     else
       rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
-      writes[w + 1] = id
-      writes[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1]
+      rawWrites[w + 1] = id
+      rawWrites[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1]
       makeWaiting(id, rec)
     end
     w = w + 2
@@ -76,9 +76,6 @@ end
 
 -- The first write grows memory: under OOM the whole call is refused, nothing written.
 flushRecords()
-for i = 1, w, 7998 do
-  redis.call("HSET", KJ, unpack(writes, i, math.min(i + 7997, w)))
-end
 -- Idle workers block only when nothing was waiting: wake one on the empty -> non-empty edge.
 if #listAppend + #prioAdd > 0 and wlBefore == 0 and redis.call("ZCARD", KP) == 0 then wake() end
 flushWaiting()

@@ -75,7 +75,7 @@ end
 -- call has not read before. It becomes an extended record straight from its bytes, with
 -- no record table, no cache bookkeeping and no encode(). Anything else returns false and
 -- goes through consider().
-local fastWrites, nf = {}, 0
+local nf = #rawWrites
 -- The header's first part is the same for every job this call takes fresh: active,
 -- attempt 1, no stalls, flags, history or error, not finished, this call's lease.
 local takenHead = struct.pack(HEADER_FIXED, 64 + ACTIVE, 1, 0, 0, 0, 0, 0, exp, NOW)
@@ -89,8 +89,8 @@ local function takeFresh(id, raw, prio0)
   local token = handOut(id, string.sub(raw, PREFIX_LEN + 2), prio, 1, pub, putAt, "")
   -- the same id popped again in this call (a tombstone of it) finds it active
   cache[id] = TAKEN
-  fastWrites[nf + 1] = id
-  fastWrites[nf + 2] = takenHead .. struct.pack(HEADER_REST, token, putAt, #raw - 1)
+  rawWrites[nf + 1] = id
+  rawWrites[nf + 2] = takenHead .. struct.pack(HEADER_REST, token, putAt, #raw - 1)
     .. string.sub(raw, 2)
   nf = nf + 2
   return true
@@ -170,9 +170,6 @@ if not meta.paused then
 end
 
 flushRecords()
-for i = 1, nf, 7998 do
-  redis.call("HSET", KJ, unpack(fastWrites, i, math.min(i + 7997, nf)))
-end
 if #leases > 0 then
   redis.call("ZADD", KA, unpack(leases))
   lowerLeaseBound(exp)
