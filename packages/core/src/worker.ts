@@ -122,6 +122,8 @@ interface LaneState {
   hintAt: number;
   /** This lane's held jobs by id (for events that name a job). */
   held: Map<string, HeldJob>;
+  /** Where this lane's dispatched jobs wait for a runner: its priority's FIFO. */
+  waiting: Fifo<HeldJob>;
 }
 
 type Ending =
@@ -200,9 +202,11 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const capacity = concurrency + prefetch;
   const pool = new PQueue({ concurrency });
   /** Jobs waiting for a runner, one FIFO per lane priority, highest priority first. */
-  const waiting = [...new Set(configs.map((c) => c.priority))]
-    .sort((a, b) => b - a)
-    .map((priority) => ({ priority, jobs: new Fifo<HeldJob>() }));
+  const waiting = new Map(
+    [...new Set(configs.map((c) => c.priority))]
+      .sort((a, b) => b - a)
+      .map((priority) => [priority, new Fifo<HeldJob>()]),
+  );
   /** Runners in the pool (at most `concurrency`). */
   let runners = 0;
   /** Set at the end of stop: runners that find no job end instead of parking. */
@@ -632,8 +636,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     const h = holdJob(ls, job, client.tasks.get(job.task));
     drainedEmitted = false;
     active++;
-    const group = waiting.find((g) => g.priority === ls.lane.priority) ?? waiting[0];
-    group?.jobs.push(h);
+    ls.waiting.push(h);
     const wake = parked.pop();
     if (wake !== undefined) wake(true);
     else if (runners < concurrency) {
@@ -644,8 +647,8 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
 
   /** The next job to start: the highest lane priority first, FIFO within one. */
   const nextWaiting = (): HeldJob | undefined => {
-    for (const group of waiting) {
-      const h = group.jobs.shift();
+    for (const jobs of waiting.values()) {
+      const h = jobs.shift();
       if (h !== undefined) return h;
     }
     return undefined;
@@ -918,6 +921,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         hint: undefined,
         hintAt: 0,
         held: new Map(),
+        waiting: waiting.get(config.priority) as Fifo<HeldJob>,
       }));
       for (const ls of lanes) laneByFullName.set(ls.queue.name, ls);
       if (adapter.subscribe && caps.subscribe)
