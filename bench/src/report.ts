@@ -104,6 +104,9 @@ class Lookup {
   }
 }
 
+/** A cell whose case did not run. */
+const NOT_RUN = "–";
+
 /** One table cell: the median, the ratio to the baseline's median, failures flagged. */
 function cell(
   lookup: Lookup,
@@ -115,7 +118,7 @@ function cell(
   withRatio = true,
 ): string {
   const summary = lookup.get(system, scenario);
-  if (!summary) return "–";
+  if (!summary) return NOT_RUN;
   const value = summary.medians[metric];
   if (summary.runs === 0 || value === undefined || !Number.isFinite(value)) {
     return summary.failed > 0 ? "failed" : "n/a";
@@ -133,7 +136,7 @@ function latencyCell(
   scenario: ScenarioName,
 ): string {
   const summary = lookup.get(system, scenario);
-  if (!summary) return "–";
+  if (!summary) return NOT_RUN;
   const { p50Ms, p90Ms, p99Ms } = summary.medians;
   if (summary.runs === 0 || p50Ms === undefined || p90Ms === undefined || p99Ms === undefined) {
     return summary.failed > 0 ? "failed" : "n/a";
@@ -158,7 +161,7 @@ function table(header: string[], rows: string[][]): string {
 
 /** Rows with at least one measured cell: a system that ran none of a table's cases is left out. */
 const measured = (rows: string[][]): string[][] =>
-  rows.filter((row) => row.slice(1).some((cell) => cell !== "–"));
+  rows.filter((row) => row.slice(1).some((cell) => cell !== NOT_RUN));
 
 /** Above this relative range of the runs, a case is listed as noisy. */
 const NOISY_SPREAD = 0.5;

@@ -115,31 +115,17 @@ describe("oracle", () => {
     expect((await lowFirst.select(c.ctx)).name).toBe("low");
     expect(c.caps).toEqual([10]);
     // Both eligible: oldest wait × priority decides (high 60 × 100 > low 900 × 5).
+    const bothEligible = peekOf([
+      [1, 60],
+      [0, 0],
+      [10, 900],
+    ]);
     c = context();
-    const high = createOracle(
-      peekOf([
-        [1, 60],
-        [0, 0],
-        [10, 900],
-      ]),
-      Math.random,
-      options,
-    );
+    const high = createOracle(bothEligible, Math.random, options);
     expect((await high.select(c.ctx)).name).toBe("high");
     // With beta 0.3 the low lane's older job wins (60 × 100^0.3 < 900 × 5^0.3).
     c = context();
-    const aged = createOracle(
-      peekOf([
-        [1, 60],
-        [0, 0],
-        [10, 900],
-      ]),
-      Math.random,
-      {
-        tauMs: [50],
-        beta: 0.3,
-      },
-    );
+    const aged = createOracle(bothEligible, Math.random, { tauMs: [50], beta: 0.3 });
     expect((await aged.select(c.ctx)).name).toBe("low");
   });
 
