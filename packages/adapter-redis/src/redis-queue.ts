@@ -135,7 +135,10 @@ export class RedisQueue implements Required<Queue> {
         );
       }
     }
-    const reply = (await this.run("put", args)) as number[];
+    // The job count when every job was created (no per-job array to build and parse),
+    // else 1 created / 0 duplicate per job.
+    const reply = (await this.run("put", args)) as number | number[];
+    if (typeof reply === "number") return jobs.map((job) => ({ id: job.id, status: "created" }));
     return jobs.map((job, i) => ({
       id: job.id,
       status: reply[i] === 1 ? "created" : "duplicate",

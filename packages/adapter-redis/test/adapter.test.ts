@@ -224,6 +224,50 @@ describe("ordering", () => {
     expect(got.jobs.map((j) => j.id)).toEqual([early.id, later.id]);
   });
 
+  it("stores a shared-field batch's records as the per-job layout does, seq counting on", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const q = await adapter.queue(name, opts);
+    const publishedAt = Date.now() - 5_000;
+    const before = Date.now();
+    // 300 jobs in one call: seq 1..300 crosses the wrap of its low byte at 256. One job
+    // named twice (the second copy refused) makes the per-job reply start midway.
+    const shared = Array.from({ length: 300 }, (_, i) =>
+      job({ payload: `{"n":${i}}`, publishedAt }),
+    );
+    const again = shared[5] as NewJob;
+    const statuses = (await q.put([...shared.slice(0, 200), again, ...shared.slice(200)])).map(
+      (r) => r.status,
+    );
+    expect(statuses.filter((s) => s === "duplicate")).toHaveLength(1);
+    expect(statuses[200]).toBe("duplicate");
+    // the same fields per job (mixed priorities: 5 arguments per job), then shared again
+    // with a priority (the zset)
+    const perJob = [job({ priority: 3, publishedAt }), job({ publishedAt })];
+    const prioritized = [job({ priority: -2, publishedAt }), job({ priority: -2, publishedAt })];
+    await q.put(perJob);
+    await q.put(prioritized);
+    const all = [...shared, ...perJob, ...prioritized];
+    const records = await raw.hmgetBuffer(
+      queueKeys(prefix, name).all[1] as string,
+      ...all.map((j) => encodeId(j.id)),
+    );
+    records.forEach((record, i) => {
+      const want = all[i] as NewJob;
+      if (!record) throw new Error(`no record for job ${i}`);
+      expect(record[0]).toBe(1); // a fresh record, waiting
+      expect(record.readInt16BE(1)).toBe(want.priority);
+      expect(record.readUIntBE(3, 6)).toBe(i + 1); // seq
+      expect(record.readUIntBE(9, 6)).toBeGreaterThanOrEqual(before - 1_000); // putAt
+      expect(record.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
+      expect(record.readIntBE(15, 6)).toBe(publishedAt);
+      expect(record.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
+    });
+    const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => j.id)).toEqual(
+      [perJob[0], ...shared, perJob[1], ...prioritized].map((j) => j?.id),
+    );
+  });
+
   it("reads fields a whole batch shares (sent once) as if they were sent per job", async () => {
     const q = await fresh();
     const publishedAt = Date.now() - 5_000;

@@ -218,7 +218,8 @@ end
 
 --@
 -- Records read in this call, by id: a batch naming one job twice sees its own changes.
--- cache[id]: false (absent), { bad = raw } (not ours), or a decoded record.
+-- cache[id]: false (absent), { bad = raw } (not ours), or a decoded record (put's fast path
+-- marks the ids it created with one shared placeholder: nothing after it reads them).
 local cache = {}
 local dirty = {}
 local dirtyOrder = {}

@@ -7,7 +7,8 @@
 --         "2": ARGV[9..11] priority, runAt, publishedAt shared by every job, then
 --              2 per job: id, text (publishMany's usual case: 3 fewer arguments per job
 --              to send, parse and turn into Lua strings).
--- Returns: one integer per job, 1 created / 0 duplicate (in-batch: first occurrence wins).
+-- Returns: the number of jobs when every job was created; otherwise one integer per job,
+-- 1 created / 0 duplicate (in-batch: first occurrence wins).
 
 local stride = tonumber(ARGV[8])
 local first = stride == 2 and 12 or 9
@@ -25,52 +26,126 @@ for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * stride] end
 local sharedPrio = stride == 2 and (tonumber(ARGV[9]) or 0) or nil
 local sharedRunAt = stride == 2 and tonumber(ARGV[10]) or nil
 local sharedPublishedAt = stride == 2 and (tonumber(ARGV[11]) or NOW) or nil
-if n > 0 then load(ids) end
+-- Only existing records are decoded and cached: a new id (the usual case) costs no cache
+-- entry until it is created. An id already in the cache (maintenance read it) keeps the
+-- record this call may have changed.
+if n > 0 then
+  local raws = redis.call("HMGET", KJ, unpack(ids))
+  for i = 1, n do
+    local raw = raws[i]
+    if raw and cache[ids[i]] == nil then remember(ids[i], raw) end
+  end
+end
 
-local result = {}
+-- Per job: 1 created / 0 duplicate; only built once a duplicate shows up.
+local result = nil
+local function duplicate(i)
+  if result == nil then
+    result = {}
+    for k = 1, i - 1 do result[k] = 1 end
+  end
+  result[i] = 0
+end
 local created = {}
+local events = ARGV[7] == "1"
 local w = #rawWrites
 local delayedAdd = {}
 local earliest = nil
-for i = 0, n - 1 do
-  local at = first + i * stride
-  local id = ARGV[at]
-  if cache[id] then
-    result[i + 1] = 0
-  else
-    local prio, runAt, publishedAt
-    if stride == 2 then
-      prio, runAt, publishedAt = sharedPrio, sharedRunAt, sharedPublishedAt
+
+if stride == 2 and not (sharedRunAt and sharedRunAt > NOW) then
+  -- Fast path: jobs that share priority and publishedAt and are due now (publishMany's
+  -- usual case). A fresh record is FRESH's fields then the text, and only seq differs
+  -- between jobs, so each record is concatenated from pieces made once per call: the
+  -- state and priority, seq's high five bytes (redone when the low byte wraps), its low
+  -- byte (one-byte strings made once each, as they come up), putAt and publishedAt. No
+  -- struct.pack and no decoded record per job: a 1,000-job call spent 1.8 µs per job in
+  -- the general loop below. Created ids are marked in the cache with one shared table, as
+  -- nothing later in put reads their records.
+  local head = struct.pack(">Bh", WAITING, sharedPrio)
+  local tail = struct.pack(">I6i6", NOW, sharedPublishedAt)
+  local byte = {}
+  local seq = meta.seq
+  local high = struct.pack(">I5", math.floor((seq + 1) / 256))
+  local toList = sharedPrio == 0
+  local duePrefix = not toList and string.format("%013d", NOW)
+  local listedBefore = #listAppend
+  local listed = listedBefore
+  local CREATED = { state = WAITING, prio = sharedPrio }
+  for i = 1, n do
+    local at = first + (i - 1) * 2
+    local id = ARGV[at]
+    if cache[id] then
+      duplicate(i)
     else
-      prio = tonumber(ARGV[at + 2]) or 0
-      runAt = tonumber(ARGV[at + 3])
-      publishedAt = tonumber(ARGV[at + 4]) or NOW
-    end
-    meta.seq = meta.seq + 1
-    metaDirty = true
-    local rec
-    if runAt and runAt > NOW then
-      rec = {
-        state = DELAYED, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
-        due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0,
-        body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1],
-        err = false, hist = "",
-      }
+      seq = seq + 1
+      local low = seq % 256
+      if low == 0 then high = struct.pack(">I5", seq / 256) end
+      local b = byte[low]
+      if b == nil then
+        b = string.char(low)
+        byte[low] = b
+      end
       rawWrites[w + 1] = id
-      rawWrites[w + 2] = encode(rec)
-      delayedAdd[#delayedAdd + 1] = runAt
-      delayedAdd[#delayedAdd + 1] = id
-      if earliest == nil or runAt < earliest then earliest = runAt end
+      rawWrites[w + 2] = head .. high .. b .. tail .. ARGV[at + 1]
+      w = w + 2
+      if toList then
+        listed = listed + 1
+        listAppend[listed] = id
+      else
+        -- pmember()'s "<13-digit due><12-digit seq><id>"
+        prioAdd[#prioAdd + 1] = -sharedPrio
+        prioAdd[#prioAdd + 1] = duePrefix .. string.format("%012d", seq) .. id
+      end
+      cache[id] = CREATED
+      if events then created[#created + 1] = id end
+      if result then result[i] = 1 end
+    end
+  end
+  meta.wl = meta.wl + listed - listedBefore
+  meta.seq = seq
+  metaDirty = true
+else
+  for i = 1, n do
+    local at = first + (i - 1) * stride
+    local id = ARGV[at]
+    if cache[id] then
+      duplicate(i)
     else
-      rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
-      rawWrites[w + 1] = id
-      rawWrites[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1]
-      makeWaiting(id, rec)
+      local prio, runAt, publishedAt
+      if stride == 2 then
+        prio, runAt, publishedAt = sharedPrio, sharedRunAt, sharedPublishedAt
+      else
+        prio = tonumber(ARGV[at + 2]) or 0
+        runAt = tonumber(ARGV[at + 3])
+        publishedAt = tonumber(ARGV[at + 4]) or NOW
+      end
+      meta.seq = meta.seq + 1
+      metaDirty = true
+      local rec
+      if runAt and runAt > NOW then
+        rec = {
+          state = DELAYED, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
+          due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0,
+          body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1],
+          err = false, hist = "",
+        }
+        rawWrites[w + 1] = id
+        rawWrites[w + 2] = encode(rec)
+        delayedAdd[#delayedAdd + 1] = runAt
+        delayedAdd[#delayedAdd + 1] = id
+        if earliest == nil or runAt < earliest then earliest = runAt end
+      else
+        rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
+        rawWrites[w + 1] = id
+        rawWrites[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt)
+          .. ARGV[at + 1]
+        makeWaiting(id, rec)
+      end
+      w = w + 2
+      cache[id] = rec
+      if events then created[#created + 1] = id end
+      if result then result[i] = 1 end
     end
-    w = w + 2
-    cache[id] = rec
-    created[#created + 1] = id
-    result[i + 1] = 1
   end
 end
 
@@ -88,5 +163,5 @@ if earliest ~= nil then
 end
 flushMeta()
 if flushFinished() or NOW - meta.rs >= 1000 then retention() end
-if ARGV[7] == "1" then publishEvent("put", created) end
-return result
+if events then publishEvent("put", created) end
+return result or n
