@@ -28,6 +28,7 @@ import { mapRedisError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type QueueKeys, queueKeys } from "./keys.ts";
+import { packJobs } from "./put-batch.ts";
 import type { AdapterShared } from "./redis-adapter.ts";
 import { runScript, SCRIPTS, type ScriptName } from "./scripts.ts";
 
@@ -87,7 +88,7 @@ export class RedisQueue implements Required<Queue> {
     ];
   }
 
-  private async run(script: ScriptName, args: Array<string | number>): Promise<unknown> {
+  private async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
     if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
     const what = `${script} on queue "${this.name}"`;
     this.shared.check(`redis queue "${this.name}"`);
@@ -105,24 +106,24 @@ export class RedisQueue implements Required<Queue> {
   async put(jobs: NewJob[]): Promise<PutResult[]> {
     this.shared.check(`redis queue "${this.name}"`);
     if (jobs.length === 0) return [];
-    const args: Array<string | number> = [this.shared.putEvents ? "1" : "0"];
+    const args: Array<string | number | Buffer> = [this.shared.putEvents ? "1" : "0"];
     const first = jobs[0] as NewJob;
     const priority = priorityArg(first);
     const runAt = runAtArg(first);
     const publishedAt = publishedAtArg(first);
-    // publishMany's jobs usually share priority, runAt and publishedAt: then they are sent
-    // once (layout 2), not once per job (layout 5). See put.lua.
-    const uniform = jobs.every(
-      (job) =>
-        priorityArg(job) === priority &&
-        runAtArg(job) === runAt &&
-        publishedAtArg(job) === publishedAt,
-    );
+    // publishMany's jobs usually share priority, runAt and publishedAt: then those go once
+    // and the jobs in one packed argument (layout "p", see put-batch.ts); otherwise, and
+    // for a single job (nothing to gain), five arguments per job (layout "5").
+    const uniform =
+      jobs.length > 1 &&
+      jobs.every(
+        (job) =>
+          priorityArg(job) === priority &&
+          runAtArg(job) === runAt &&
+          publishedAtArg(job) === publishedAt,
+      );
     if (uniform) {
-      args.push("2", priority, runAt, publishedAt);
-      for (const job of jobs) {
-        args.push(encodeId(job.id), encodeJobText(job.task, job.payload, job.appData));
-      }
+      args.push("p", priority, runAt, publishedAt, packJobs(jobs));
     } else {
       args.push("5");
       for (const job of jobs) {

@@ -112,7 +112,7 @@ function loadScripts(): Record<ScriptName, Script> {
 /** Loaded once per process. */
 export const SCRIPTS: Readonly<Record<ScriptName, Script>> = loadScripts();
 
-type Arg = string | number;
+type Arg = string | number | Buffer;
 
 /** Run a script by SHA, recovering from NOSCRIPT; errors mapped through the error table. */
 export async function runScript(

@@ -195,16 +195,29 @@ describe("scripts", () => {
     ).rejects.toThrow(/bad argument/);
   });
 
-  it("refuse a put whose job layout is neither 2 nor 5 arguments per job", async () => {
+  it("refuse a put whose jobs are neither packed whole nor 5 arguments each", async () => {
     const keys = queueKeys(prefix, "bad-layout").all;
     const common = ["bad-layout", "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
     const { runScript } = await import("../src/scripts.ts");
-    await expect(
-      runScript(raw, SCRIPTS.put, keys, [...common, "0", "3", "id", "text", "0"], "put"),
-    ).rejects.toThrow(/bad argument/);
-    await expect(
-      runScript(raw, SCRIPTS.put, keys, [...common, "0", "2", "0", "", "1", "id"], "put"),
-    ).rejects.toThrow(/bad argument/);
+    const { packJobs } = await import("../src/put-batch.ts");
+    const packed = packJobs([job(), job()]);
+    const refused = [
+      ["3", "id", "text", "0"],
+      ["5", "id", "text", "0", ""],
+      ["p", "0", "", "1"],
+      ["p", "0", "", "1", packed.subarray(0, packed.length - 1)],
+      ["p", "0", "", "1", packed, "extra"],
+    ];
+    for (const layout of refused) {
+      await expect(
+        runScript(raw, SCRIPTS.put, keys, [...common, "0", ...layout], "put"),
+      ).rejects.toThrow(/bad argument/);
+    }
+    // nothing was written, and a whole packed batch goes in
+    expect(await raw.exists(...keys)).toBe(0);
+    expect(
+      await runScript(raw, SCRIPTS.put, keys, [...common, "0", "p", "0", "", "1", packed], "put"),
+    ).toBe(2);
   });
 
   it("refuses queue names that would break the hash tag", async () => {
@@ -265,6 +278,24 @@ describe("ordering", () => {
     const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual(
       [perJob[0], ...shared, perJob[1], ...prioritized].map((j) => j?.id),
+    );
+  });
+
+  it("packs any id, task, appData and payload text into a batch and reads them back", async () => {
+    const q = await fresh();
+    // one publishedAt: the batch shares its fields, so it goes packed (layout "p")
+    const publishedAt = Date.now();
+    const batch = [
+      { id: "plain" },
+      { id: "~tilde", task: "tâche", payload: '{"s":"ü€😀"}' },
+      { id: "ü€😀", appData: '{"trace":"é"}' },
+      { id: "x".repeat(128), task: "t".repeat(300), payload: `"${"y".repeat(70_000)}"` },
+      {},
+    ].map((over) => job({ ...over, publishedAt }));
+    expect((await q.put(batch)).map((r) => r.status)).toEqual(batch.map(() => "created"));
+    const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => [j.id, j.task, j.payload, j.appData])).toEqual(
+      batch.map((j) => [j.id, j.task, j.payload, j.appData]),
     );
   });
 

@@ -4,28 +4,48 @@
 --       ARGV[8] the layout of the jobs that follow:
 --         "5": 5 per job: id, text (the body's text, see _common.lua), priority,
 --              runAt ("" = now), publishedAt;
---         "2": ARGV[9..11] priority, runAt, publishedAt shared by every job, then
---              2 per job: id, text (publishMany's usual case: 3 fewer arguments per job
---              to send, parse and turn into Lua strings).
+--         "p": ARGV[9..11] priority, runAt, publishedAt shared by every job, ARGV[12] the
+--              jobs packed: per job ">I2" id length, id, ">I4" text length, text
+--              (publishMany's usual case; put-batch.ts says why).
 -- Returns: the number of jobs when every job was created; otherwise one integer per job,
 -- 1 created / 0 duplicate (in-batch: first occurrence wins).
 
-local stride = tonumber(ARGV[8])
-local first = stride == 2 and 12 or 9
-if (stride ~= 2 and stride ~= 5) or #ARGV < first - 1 or (#ARGV - first + 1) % stride ~= 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes layout 2 or 5 and whole jobs")
+-- The jobs as ids[i], texts[i]; n = -1 when the arguments are not a whole layout. Checked
+-- before anything is written.
+local layout = ARGV[8]
+local ids, texts = {}, {}
+local n = -1
+if layout == "p" and #ARGV == 12 then
+  local packed = ARGV[12]
+  local size, pos = #packed, 1
+  n = 0
+  -- struct.unpack raises on a truncated job: the whole batch is refused, not half read
+  local ok = pcall(function()
+    while pos <= size do
+      n = n + 1
+      ids[n], texts[n], pos = struct.unpack(">I2c0I4c0", packed, pos)
+    end
+  end)
+  if not ok then n = -1 end
+elseif layout == "5" and (#ARGV - 8) % 5 == 0 then
+  n = (#ARGV - 8) / 5
+  for i = 1, n do
+    ids[i] = ARGV[4 + 5 * i]
+    texts[i] = ARGV[5 + 5 * i]
+  end
 end
+if n < 0 then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes layout p or 5 and whole jobs")
+end
+-- Shared fields (layout p): read once. Per job (layout 5): ARGV[6 + 5i .. 8 + 5i].
+local shared = layout == "p"
+local sharedPrio = shared and (tonumber(ARGV[9]) or 0) or nil
+local sharedRunAt = shared and tonumber(ARGV[10]) or nil
+local sharedPublishedAt = shared and (tonumber(ARGV[11]) or NOW) or nil
 
 local wlBefore = meta.wl
 maintain()
 
-local n = (#ARGV - first + 1) / stride
-local ids = {}
-for i = 0, n - 1 do ids[i + 1] = ARGV[first + i * stride] end
--- Shared fields (layout 2): read once. Per job (layout 5): at + 2 .. at + 4.
-local sharedPrio = stride == 2 and (tonumber(ARGV[9]) or 0) or nil
-local sharedRunAt = stride == 2 and tonumber(ARGV[10]) or nil
-local sharedPublishedAt = stride == 2 and (tonumber(ARGV[11]) or NOW) or nil
 -- Only existing records are decoded and cached: a new id (the usual case) costs no cache
 -- entry until it is created. An id already in the cache (maintenance read it) keeps the
 -- record this call may have changed.
@@ -52,7 +72,7 @@ local w = #rawWrites
 local delayedAdd = {}
 local earliest = nil
 
-if stride == 2 and not (sharedRunAt and sharedRunAt > NOW) then
+if shared and not (sharedRunAt and sharedRunAt > NOW) then
   -- Fast path: jobs that share priority and publishedAt and are due now (publishMany's
   -- usual case). A fresh record is FRESH's fields then the text, and only seq differs
   -- between jobs, so each record is concatenated from pieces made once per call: the
@@ -72,8 +92,7 @@ if stride == 2 and not (sharedRunAt and sharedRunAt > NOW) then
   local listed = listedBefore
   local CREATED = { state = WAITING, prio = sharedPrio }
   for i = 1, n do
-    local at = first + (i - 1) * 2
-    local id = ARGV[at]
+    local id = ids[i]
     if cache[id] then
       duplicate(i)
     else
@@ -86,7 +105,7 @@ if stride == 2 and not (sharedRunAt and sharedRunAt > NOW) then
         byte[low] = b
       end
       rawWrites[w + 1] = id
-      rawWrites[w + 2] = head .. high .. b .. tail .. ARGV[at + 1]
+      rawWrites[w + 2] = head .. high .. b .. tail .. texts[i]
       w = w + 2
       if toList then
         listed = listed + 1
@@ -106,18 +125,17 @@ if stride == 2 and not (sharedRunAt and sharedRunAt > NOW) then
   metaDirty = true
 else
   for i = 1, n do
-    local at = first + (i - 1) * stride
-    local id = ARGV[at]
+    local id = ids[i]
     if cache[id] then
       duplicate(i)
     else
       local prio, runAt, publishedAt
-      if stride == 2 then
+      if shared then
         prio, runAt, publishedAt = sharedPrio, sharedRunAt, sharedPublishedAt
       else
-        prio = tonumber(ARGV[at + 2]) or 0
-        runAt = tonumber(ARGV[at + 3])
-        publishedAt = tonumber(ARGV[at + 4]) or NOW
+        prio = tonumber(ARGV[6 + 5 * i]) or 0
+        runAt = tonumber(ARGV[7 + 5 * i])
+        publishedAt = tonumber(ARGV[8 + 5 * i]) or NOW
       end
       meta.seq = meta.seq + 1
       metaDirty = true
@@ -126,7 +144,7 @@ else
         rec = {
           state = DELAYED, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
           due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0,
-          body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. ARGV[at + 1],
+          body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. texts[i],
           err = false, hist = "",
         }
         rawWrites[w + 1] = id
@@ -138,7 +156,7 @@ else
         rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
         rawWrites[w + 1] = id
         rawWrites[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt)
-          .. ARGV[at + 1]
+          .. texts[i]
         makeWaiting(id, rec)
       end
       w = w + 2
