@@ -16,17 +16,17 @@ local layout = ARGV[8]
 local ids, texts = {}, {}
 local n = -1
 if layout == "p" and #ARGV == 12 then
-  local packed = ARGV[12]
-  local size, pos = #packed, 1
-  n = 0
-  -- struct.unpack raises on a truncated job: the whole batch is refused, not half read
-  local ok = pcall(function()
+  -- struct.unpack raises on a truncated job: the whole batch is refused, not half read.
+  -- Locals only inside the loop (no upvalues, no global lookup per job).
+  local ok, a, b, c = pcall(function(packed)
+    local split, idList, textList, count, pos, size = struct.unpack, {}, {}, 0, 1, #packed
     while pos <= size do
-      n = n + 1
-      ids[n], texts[n], pos = struct.unpack(">I2c0I4c0", packed, pos)
+      count = count + 1
+      idList[count], textList[count], pos = split(">I2c0I4c0", packed, pos)
     end
-  end)
-  if not ok then n = -1 end
+    return idList, textList, count
+  end, ARGV[12])
+  if ok then ids, texts, n = a, b, c end
 elseif layout == "5" and (#ARGV - 8) % 5 == 0 then
   n = (#ARGV - 8) / 5
   for i = 1, n do
