@@ -79,7 +79,7 @@ export const redisCapabilities: Readonly<Capabilities> = fullCapabilities({
   timeResolutionMs: 1,
 });
 
-type Client = Redis | Cluster;
+export type Client = Redis | Cluster;
 
 interface BlockingConn {
   client: Client;
@@ -98,8 +98,30 @@ export interface AdapterShared {
   closed: boolean;
   /** Throws QueueClosedError when closed; fails fast when the connection is down. */
   check(what: string): void;
-  /** Resolves on a wake-up marker, after `ms`, on abort or on close (whichever first). */
-  waitForWake(key: string, ms: number, signal: AbortSignal | undefined): Promise<void>;
+  /**
+   * Resolves on a wake-up marker, after `ms`, on abort or on close (whichever first).
+   * With `next`, see FollowUp: resolves with its reply, or undefined when the wait was
+   * aborted or closed or the call failed (the caller then runs it itself).
+   */
+  waitForWake(
+    key: string,
+    ms: number,
+    signal: AbortSignal | undefined,
+    next?: FollowUp,
+  ): Promise<unknown>;
+}
+
+/**
+ * A call the blocking connection sends right behind its BLPOP, so redis-server runs it the
+ * moment the block ends: a long-polling reserve costs no round trip back to Node and out
+ * again between the wake-up and the reserve (the latency path: put, wake, reserve). The
+ * call runs however the block ends (marker, timeout, abort), as the reserve that follows
+ * every block always did; only after an abort does nobody wait for its reply, which then
+ * goes to `orphan`, which must hand back any job it holds. close() waits for those.
+ */
+export interface FollowUp {
+  send(conn: Client): Promise<unknown>;
+  orphan(reply: unknown): Promise<void>;
 }
 
 function positive(field: string, value: number | undefined, fallback: number): number {
@@ -167,6 +189,8 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
   const isCluster = client instanceof Cluster;
   const blocking: BlockingConn[] = [];
   const pendingWaits = new Set<() => void>();
+  /** Follow-up calls whose reply has not been handled yet (close() waits for them). */
+  const followUps = new Set<Promise<void>>();
   const listeners = new Set<(event: AdapterEvent) => void>();
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
@@ -207,8 +231,8 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
         throw new RedisUnavailableError(what, `connection is ${status}`);
       }
     },
-    waitForWake(key, ms, signal) {
-      if (shared.closed || signal?.aborted) return Promise.resolve();
+    waitForWake(key, ms, signal, next) {
+      if (shared.closed || signal?.aborted) return Promise.resolve(undefined);
       let conn = blocking.find((c) => !c.busy);
       if (conn === undefined) {
         const c: BlockingConn = { client: duplicate(), id: undefined, busy: false };
@@ -228,14 +252,14 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       }
       const c = conn;
       c.busy = true;
-      return new Promise<void>((resolve) => {
+      return new Promise<unknown>((resolve) => {
         let settled = false;
-        const finish = () => {
+        const finish = (value: unknown) => {
           if (settled) return;
           settled = true;
           signal?.removeEventListener("abort", onAbort);
           pendingWaits.delete(onAbort);
-          resolve();
+          resolve(value);
         };
         const nudge = () => {
           // Wakes the longest-blocked waiter on this queue: ours when it is the only one;
@@ -243,10 +267,12 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
           client.lpush(key, "1").catch(() => {});
         };
         const onAbort = () => {
-          finish();
-          if (shared.closed) return;
+          finish(undefined);
+          // Closing without a follow-up: the connection is dropped, nothing to free.
+          if (shared.closed && next === undefined) return;
           // Free the connection at once: CLIENT UNBLOCK on a single server; on Cluster (no
-          // per-node client id at hand) or when the ACL refuses it, a wake-up marker.
+          // per-node client id at hand) or when the ACL refuses it, a wake-up marker. With
+          // a follow-up, also on close: its reply must come back (close() waits for it).
           if (c.id !== undefined) {
             (client as Redis).client("UNBLOCK", c.id).catch(nudge);
           } else {
@@ -256,18 +282,35 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
         signal?.addEventListener("abort", onAbort, { once: true });
         pendingWaits.add(onAbort);
         const seconds = Math.max(0.001, Math.ceil(ms) / 1000).toFixed(3);
-        c.client.blpop(key, seconds).then(
+        const popping = c.client.blpop(key, seconds).then(
           (popped) => {
-            c.busy = false;
             // A marker taken by a wait nobody listens to any more is handed on.
             if (popped && settled && !shared.closed) client.lpush(key, "1").catch(() => {});
-            finish();
+          },
+          () => {},
+        );
+        if (next === undefined) {
+          popping.then(() => {
+            c.busy = false;
+            finish(undefined);
+          });
+          return;
+        }
+        // Sent now, behind the BLPOP on the same connection: it runs when the block ends.
+        const following = next.send(c.client).then(
+          async (reply) => {
+            c.busy = false;
+            if (!settled) finish(reply);
+            else await next.orphan(reply);
           },
           () => {
             c.busy = false;
-            finish();
+            finish(undefined);
           },
         );
+        const tracked = following.catch(() => {});
+        followUps.add(tracked);
+        tracked.then(() => followUps.delete(tracked));
       });
     },
   };
@@ -362,6 +405,18 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       shared.closed = true;
       listeners.clear();
       for (const abort of [...pendingWaits]) abort();
+      // Replies of follow-ups still out (a reserve run as its block ended) may hold jobs
+      // to hand back: wait for them, bounded, before the connections go.
+      if (followUps.size > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          Promise.all([...followUps]),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, 2_000);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
       for (const c of blocking.splice(0)) c.client.disconnect();
       subscriber?.disconnect();
       subscriber = undefined;

@@ -29,7 +29,7 @@ import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type QueueKeys, queueKeys } from "./keys.ts";
 import { packJobs } from "./put-batch.ts";
-import type { AdapterShared } from "./redis-adapter.ts";
+import type { AdapterShared, FollowUp } from "./redis-adapter.ts";
 import { runScript, SCRIPTS, type ScriptName } from "./scripts.ts";
 
 const STATE_CODES: Record<JobState, number> = {
@@ -159,6 +159,10 @@ export class RedisQueue implements Required<Queue> {
     const waitMs = Number.isFinite(options.waitMs) ? Math.max(0, options.waitMs) : 0;
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
+    const args = [limit, Math.ceil(leaseMs)];
+    const next = this.reserveBehindBlock(args);
+    /** A reserve's reply that came with the end of a block (see FollowUp), if any. */
+    let ready: unknown;
     const idle = this.idle;
     if (waitMs > 0 && idle !== undefined && Date.now() - idle.at < IDLE_HINT_MS) {
       this.idle = undefined;
@@ -167,13 +171,14 @@ export class RedisQueue implements Required<Queue> {
         this.shared.maxBlockMs,
         Math.max(1, idle.nextAt - Date.now()),
       );
-      await this.shared.waitForWake(this.keys.wake, blockMs, signal);
-      if (signal?.aborted || this.shared.closed) return { jobs: [], ready: 0 };
+      ready = await this.shared.waitForWake(this.keys.wake, blockMs, signal, next);
+      if (ready === undefined && (signal?.aborted || this.shared.closed)) {
+        return { jobs: [], ready: 0 };
+      }
     }
     for (;;) {
-      const reply = (await this.run("reserve", [limit, Math.ceil(leaseMs)])) as Array<
-        string | number | null
-      >;
+      const reply = (ready ?? (await this.run("reserve", args))) as Array<string | number | null>;
+      ready = undefined;
       const result = parseReserve(reply);
       const nextInMs = Number(reply[1]);
       this.idle =
@@ -189,9 +194,41 @@ export class RedisQueue implements Required<Queue> {
       // pushes a marker; a delayed job falling due or a lease expiring ends the block.
       let blockMs = Math.min(left, this.shared.maxBlockMs);
       if (nextInMs >= 0) blockMs = Math.min(blockMs, nextInMs + 1);
-      await this.shared.waitForWake(this.keys.wake, blockMs, signal);
-      if (signal?.aborted || this.shared.closed) return { jobs: [], ready: result.ready ?? 0 };
+      ready = await this.shared.waitForWake(this.keys.wake, blockMs, signal, next);
+      if (ready === undefined && (signal?.aborted || this.shared.closed)) {
+        return { jobs: [], ready: result.ready ?? 0 };
+      }
     }
+  }
+
+  /**
+   * The reserve a long poll sends behind its block (see FollowUp in redis-adapter.ts). Its
+   * reply after an abort went to nobody: its jobs are handed back at once (release: due
+   * now, the delivery not counted), also while the adapter closes.
+   */
+  private reserveBehindBlock(args: Array<string | number>): FollowUp {
+    const script = SCRIPTS.reserve;
+    const keys = this.keys.all;
+    const common = this.common;
+    return {
+      send: (conn) => conn.evalsha(script.sha, keys.length, ...keys, ...common, ...args),
+      orphan: async (reply) => {
+        const jobs = Array.isArray(reply) ? parseReserve(reply).jobs : [];
+        if (jobs.length === 0) return;
+        const back: string[] = [];
+        for (const job of jobs) back.push(encodeId(job.id), job.lock.token);
+        await runScript(
+          this.shared.client,
+          SCRIPTS.release,
+          keys,
+          common.concat(back),
+          `release on queue "${this.name}"`,
+        ).catch(() => {
+          // Not handed back (the server is gone): the leases expire and the jobs come
+          // back then, as after a crash.
+        });
+      },
+    };
   }
 
   // ── ack, nack, release, extend ───────────────────────────────────────────────────────

@@ -57,6 +57,19 @@ const job = (over: Partial<NewJob> = {}): NewJob => ({
   ...over,
 });
 
+/**
+ * A put and a reserve, so both scripts are cached on the server: a put that met NOSCRIPT
+ * would go out again (as EVAL) only after commands sent behind it.
+ */
+const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
+  await q.put([job()]);
+  expect((await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 })).jobs).toHaveLength(1);
+};
+
+/** Connections blocked in BLPOP on the server now (our long polls). */
+const blockedPolls = async () =>
+  ((await raw.client("LIST")) as string).split("\n").filter((l) => l.includes("cmd=blpop")).length;
+
 describe("id codec", () => {
   it("round-trips UUIDs compactly and every other id unchanged", () => {
     const uuid = randomUUID();
@@ -448,6 +461,55 @@ describe("long polls", () => {
     expect((await poll).jobs[0]?.id).toBe(put.id);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(await q.isPaused()).toBe(false);
+  });
+
+  it("a reserve that ran as an aborted poll's block ended hands its jobs back", async () => {
+    const q = await fresh();
+    await loadPutAndReserve(q);
+    const blocked = await blockedPolls();
+    const controller = new AbortController();
+    const poll = q.reserve({
+      limit: 10,
+      leaseMs: 30_000,
+      waitMs: 20_000,
+      signal: controller.signal,
+    });
+    await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
+    // On the adapter's connection the put goes out before abort's CLIENT UNBLOCK: the put
+    // wakes the block, and the reserve sent behind it takes the job for a poll that has
+    // already ended. That reserve's reply must not strand the job under a lease.
+    const put = job();
+    const putting = q.put([put]);
+    controller.abort();
+    expect((await poll).jobs).toEqual([]);
+    await putting;
+    const info = await waitFor(async () => {
+      const got = await q.get(put.id);
+      return got?.state === "waiting" && got;
+    }, "the job handed back");
+    expect(info.attempt).toBe(0);
+    expect(info.history.map((h) => h.event)).toEqual(["published", "reserved", "released"]);
+    const again = await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 });
+    expect(again.jobs.map((j) => [j.id, j.attempt])).toEqual([[put.id, 1]]);
+  });
+
+  it("close hands back the jobs of a reserve that ran as a poll's block ended", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const own = createRedisAdapter({ connection: server.url, prefix });
+    const q = await own.queue(name, opts);
+    await loadPutAndReserve(q);
+    const blocked = await blockedPolls();
+    const poll = q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 20_000 });
+    await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
+    const put = job();
+    const putting = q.put([put]);
+    const closing = own.close();
+    expect((await poll).jobs).toEqual([]);
+    await putting;
+    await closing;
+    // close() returned after the reserve's reply came back and its job went back
+    const info = await (await adapter.queue(name, opts)).get(put.id);
+    expect([info?.state, info?.attempt]).toEqual(["waiting", 0]);
   });
 
   it("close ends pending polls with no jobs", async () => {
