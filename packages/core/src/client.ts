@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type {
   Adapter,
   CancelResult,
@@ -20,6 +19,7 @@ import {
   ValidationError,
 } from "./errors.ts";
 import { TasklaneEventBus } from "./events.ts";
+import { createJobId } from "./job-id.ts";
 import { parseQueueConfig, type QueueConfig, type QueueConfigInput } from "./queue-config.ts";
 import { createSelector, type SelectorName } from "./selectors/index.ts";
 import type { RandomSource, Selector } from "./selectors/selector.ts";
@@ -347,7 +347,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         `the maximum is ${adapter.capabilities.maxDelayMs} ms`,
       );
     }
-    const jobId = opts.jobId ?? randomUUID();
+    const jobId = opts.jobId ?? createJobId();
     if (typeof jobId !== "string" || jobId.length === 0 || jobId.length > 128) {
       throw new ConfigError(`${where}.jobId`, jobId, "must be a string of 1-128 characters");
     }
