@@ -13,46 +13,48 @@ const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 /** Value of each lowercase hex digit by char code, -1 for anything else. */
 const HEX_VALUE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
-const uuidBytes = new Uint8Array(16);
 const BASE64URL_CODES = Buffer.from(BASE64URL, "latin1");
+/** Where a canonical UUID's 32 hex digits sit in its 36 characters. */
+const HEX_AT: readonly number[] = [
+  0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
+  30, 31, 32, 33, 34, 35,
+];
 /** Scratch for one compact id: "~" and 22 base64url characters. */
 const compactText = Buffer.alloc(23);
 
+/** The hex digit's value at `i` of `id`; negative for anything else. */
+const hexAt = (id: string, i: number): number => HEX_VALUE[id.charCodeAt(i)] ?? -1;
+
 /**
  * Write "~" + base64url of a lowercase canonical UUID's 16 bytes (23 bytes) into `out` at
- * `at`; false (nothing meaningful written) when `id` is not one. Hand-rolled because it
- * runs for every job published: five times faster than a regex test, a hex decode and a
- * base64url encode through Buffer, and it writes straight into put's packed batch (see
- * put-batch.ts) or into a scratch buffer read out as one flat string (built with `+`, the
- * id was a rope that V8 had to flatten again when it was written to the socket).
+ * `at`; false (and bytes written there that mean nothing) when `id` is not one.
+ * Hand-rolled because it runs for every job published: three hex digits (12 bits) are
+ * exactly two base64 characters, so it goes from digits to characters with no bytes in
+ * between, checking every digit once at the end. It writes straight into put's packed
+ * batch (put-batch.ts) or into a scratch buffer read out as one flat string.
  */
 export function writeCompactUuid(id: string, out: Buffer, at: number): boolean {
   if (id.length !== 36) return false;
-  let k = 0;
-  for (let i = 0; i < 36; i += 2) {
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (id.charCodeAt(i) !== 45) return false; // "-"
-      i++;
-    }
-    const hi = HEX_VALUE[id.charCodeAt(i)] ?? -1;
-    const lo = HEX_VALUE[id.charCodeAt(i + 1)] ?? -1;
-    if (hi < 0 || lo < 0) return false;
-    uuidBytes[k++] = (hi << 4) | lo;
-  }
+  if (id.charCodeAt(8) !== 45 || id.charCodeAt(13) !== 45) return false; // "-"
+  if (id.charCodeAt(18) !== 45 || id.charCodeAt(23) !== 45) return false;
+  let bad = 0;
   let o = at;
   out[o++] = 126; // "~"
-  for (let i = 0; i < 15; i += 3) {
-    const n = ((uuidBytes[i] as number) << 16) | ((uuidBytes[i + 1] as number) << 8);
-    const m = n | (uuidBytes[i + 2] as number);
-    out[o++] = BASE64URL_CODES[m >> 18] as number;
-    out[o++] = BASE64URL_CODES[(m >> 12) & 63] as number;
-    out[o++] = BASE64URL_CODES[(m >> 6) & 63] as number;
-    out[o++] = BASE64URL_CODES[m & 63] as number;
+  for (let j = 0; j < 30; j += 3) {
+    const a = hexAt(id, HEX_AT[j] as number);
+    const b = hexAt(id, HEX_AT[j + 1] as number);
+    const c = hexAt(id, HEX_AT[j + 2] as number);
+    bad |= a | b | c;
+    out[o++] = BASE64URL_CODES[(a << 2) | (b >> 2)] as number;
+    out[o++] = BASE64URL_CODES[((b & 3) << 4) | c] as number;
   }
-  const last = uuidBytes[15] as number;
-  out[o++] = BASE64URL_CODES[last >> 2] as number;
-  out[o] = BASE64URL_CODES[(last & 3) << 4] as number;
-  return true;
+  // the last two digits (8 bits): six, then two padded with four zero bits
+  const d = hexAt(id, 34);
+  const e = hexAt(id, 35);
+  bad |= d | e;
+  out[o++] = BASE64URL_CODES[(d << 2) | (e >> 2)] as number;
+  out[o] = BASE64URL_CODES[(e & 3) << 4] as number;
+  return bad >= 0;
 }
 
 export function encodeId(id: string): string {
