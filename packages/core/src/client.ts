@@ -134,6 +134,22 @@ export interface ClientInternals {
   onLocalPublish: Set<(queue: string) => void>;
 }
 
+/** The name of an option in errors: of publish's options, or of publishMany's item. */
+function fieldOf(index: number | undefined, field: string): string {
+  return index === undefined ? `options.${field}` : `items[${index}].${field}`;
+}
+
+/** A validation error of publishMany's item `index`, its issue paths starting there. */
+function reindex(task: AnyTask, err: unknown, index: number | undefined): unknown {
+  if (err instanceof ValidationError && index !== undefined) {
+    return new ValidationError(
+      task.name,
+      err.issues.map((i) => ({ ...i, path: [index, ...i.path] })),
+    );
+  }
+  return err;
+}
+
 /**
  * Create a tasklane client: it publishes jobs and creates workers.
  *
@@ -275,24 +291,15 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   /** Validate and encode one job; throws before anything is written. */
   /** Validate one payload; synchronous schemas stay synchronous (no await per item). */
   const validateItem = (task: AnyTask, payload: unknown, index?: number): unknown => {
-    const reindex = (err: unknown) => {
-      if (err instanceof ValidationError && index !== undefined) {
-        return new ValidationError(
-          task.name,
-          err.issues.map((i) => ({ ...i, path: [index, ...i.path] })),
-        );
-      }
-      return err;
-    };
     try {
       const v = validatePayload(task, payload);
       return v instanceof Promise
         ? v.catch((err) => {
-            throw reindex(err);
+            throw reindex(task, err, index);
           })
         : v;
     } catch (err) {
-      throw reindex(err);
+      throw reindex(task, err, index);
     }
   };
 
@@ -304,7 +311,6 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     now: number,
     index?: number,
   ): NewJob => {
-    const where = index === undefined ? "options" : `items[${index}]`;
     const encoded = encodeJson(value);
     const appData = opts.appData === undefined ? undefined : encodeJson(opts.appData);
     const size = byteLength(encoded) + (appData ? byteLength(appData) : 0);
@@ -318,7 +324,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     const priority = opts.priority ?? 0;
     if (!Number.isInteger(priority) || priority < MIN_JOB_PRIORITY || priority > MAX_JOB_PRIORITY) {
       throw new ConfigError(
-        `${where}.priority`,
+        fieldOf(index, "priority"),
         priority,
         `must be an integer from ${MIN_JOB_PRIORITY} to ${MAX_JOB_PRIORITY}`,
       );
@@ -331,13 +337,21 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       );
     }
     if (opts.delayMs !== undefined && opts.runAt !== undefined) {
-      throw new ConfigError(`${where}.delayMs`, opts.delayMs, "give delayMs or runAt, not both");
+      throw new ConfigError(
+        fieldOf(index, "delayMs"),
+        opts.delayMs,
+        "give delayMs or runAt, not both",
+      );
     }
     if (opts.delayMs !== undefined && !(Number.isFinite(opts.delayMs) && opts.delayMs >= 0)) {
-      throw new ConfigError(`${where}.delayMs`, opts.delayMs, "must be a finite number >= 0");
+      throw new ConfigError(
+        fieldOf(index, "delayMs"),
+        opts.delayMs,
+        "must be a finite number >= 0",
+      );
     }
     if (opts.runAt !== undefined && !Number.isFinite(opts.runAt)) {
-      throw new ConfigError(`${where}.runAt`, opts.runAt, "must be an epoch-ms number");
+      throw new ConfigError(fieldOf(index, "runAt"), opts.runAt, "must be an epoch-ms number");
     }
     const runAt = opts.runAt ?? (opts.delayMs ? now + opts.delayMs : undefined);
     if (runAt !== undefined && runAt - now > adapter.capabilities.maxDelayMs) {
@@ -349,7 +363,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     }
     const jobId = opts.jobId ?? createJobId();
     if (typeof jobId !== "string" || jobId.length === 0 || jobId.length > 128) {
-      throw new ConfigError(`${where}.jobId`, jobId, "must be a string of 1-128 characters");
+      throw new ConfigError(fieldOf(index, "jobId"), jobId, "must be a string of 1-128 characters");
     }
     const job: NewJob = {
       id: jobId,
