@@ -16,8 +16,8 @@ for (let i = 0; i < 16; i++) HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
 const BASE64URL_CODES = Buffer.from(BASE64URL, "latin1");
 /** Where a canonical UUID's 32 hex digits sit in its 36 characters. */
 const HEX_AT: readonly number[] = [
-  0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-  30, 31, 32, 33, 34, 35,
+  0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30,
+  31, 32, 33, 34, 35,
 ];
 /** Scratch for one compact id: "~" and 22 base64url characters. */
 const compactText = Buffer.alloc(23);
