@@ -12,7 +12,7 @@ import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOption
 import { mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
-import { RedisQueue } from "./redis-queue.ts";
+import { MAX_BATCH, RedisQueue } from "./redis-queue.ts";
 
 export interface RedisAdapterOptions {
   /**
@@ -72,7 +72,7 @@ export interface RedisAdapter extends Adapter {
 const LONG_MS = 100 * 365 * 86_400_000;
 
 export const redisCapabilities: Readonly<Capabilities> = fullCapabilities({
-  maxBatch: 1_000,
+  maxBatch: MAX_BATCH,
   maxDelayMs: LONG_MS,
   maxLeaseMs: LONG_MS,
   maxWaitMs: 2_147_483_647,

@@ -66,6 +66,9 @@ const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
   expect((await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 })).jobs).toHaveLength(1);
 };
 
+/** Puts go out together at the end of the tick they were made in (see RedisQueue.put). */
+const putSent = () => new Promise((resolve) => process.nextTick(resolve));
+
 /** Connections blocked in BLPOP on the server now (our long polls). */
 const blockedPolls = async () =>
   ((await raw.client("LIST")) as string).split("\n").filter((l) => l.includes("cmd=blpop")).length;
@@ -373,6 +376,51 @@ describe("ordering", () => {
     expect(await q.counts()).toMatchObject({ waiting: 0, active: 4 });
   });
 
+  it("sends puts made in one turn of the event loop as one call, each with its results", async () => {
+    const q = await fresh();
+    const warm = job();
+    await q.put([warm]); // the script is cached: one EVALSHA per call from here on
+    const calls = async () => {
+      const stats = (await raw.info("commandstats")) as string;
+      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    };
+    const before = await calls();
+    const singles = Array.from({ length: 50 }, () => job());
+    const pair = [job(), singles[3] as NewJob]; // the second names a job put just before
+    const results = await Promise.all([
+      ...singles.map((j) => q.put([j])),
+      q.put(pair),
+      q.put([job({ priority: 7, publishedAt: 1 })]), // fields unlike the others'
+    ]);
+    expect((await calls()) - before).toBe(1);
+    expect(results.slice(0, 50)).toEqual(singles.map((j) => [{ id: j.id, status: "created" }]));
+    expect(results[50]).toEqual([
+      { id: pair[0]?.id, status: "created" },
+      { id: singles[3]?.id, status: "duplicate" },
+    ]);
+    expect(results[51]?.[0]?.status).toBe("created");
+    const got = await q.reserve({ limit: 100, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => j.id)).toEqual([
+      results[51]?.[0]?.id,
+      warm.id,
+      ...singles.map((j) => j.id),
+      pair[0]?.id,
+    ]);
+  });
+
+  it("fails every put a failed call carried, and writes none of their jobs", async () => {
+    const q = await fresh();
+    const refused = job({ payload: "x".repeat(600_000) });
+    await raw.config("SET", "maxmemory", String(1));
+    try {
+      const puts = [q.put([job()]), q.put([refused]), q.put([job(), job()])];
+      for (const put of puts) await expect(put).rejects.toBeInstanceOf(RedisOutOfMemoryError);
+    } finally {
+      await raw.config("SET", "maxmemory", "0");
+    }
+    expect(await q.probe()).toBe(0);
+  });
+
   it("answers a lock named twice in one ack once", async () => {
     const q = await fresh();
     await q.put([job(), job()]);
@@ -480,6 +528,7 @@ describe("long polls", () => {
     // already ended. That reserve's reply must not strand the job under a lease.
     const put = job();
     const putting = q.put([put]);
+    await putSent();
     controller.abort();
     expect((await poll).jobs).toEqual([]);
     await putting;
@@ -503,6 +552,7 @@ describe("long polls", () => {
     await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
     const put = job();
     const putting = q.put([put]);
+    await putSent();
     const closing = own.close();
     expect((await poll).jobs).toEqual([]);
     await putting;
