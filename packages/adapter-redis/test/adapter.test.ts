@@ -406,6 +406,12 @@ describe("ordering", () => {
       ...singles.map((j) => j.id),
       pair[0]?.id,
     ]);
+    // A call holds whole puts of at most 1,000 jobs: 600 + 400, then 600.
+    const many = (n: number) => Array.from({ length: n }, () => job({ publishedAt: 1 }));
+    const beforeMany = await calls();
+    const sizes = await Promise.all([many(600), many(400), many(600)].map((b) => q.put(b)));
+    expect(sizes.map((r) => r.length)).toEqual([600, 400, 600]);
+    expect((await calls()) - beforeMany).toBe(2);
   });
 
   it("fails every put a failed call carried, and writes none of their jobs", async () => {
