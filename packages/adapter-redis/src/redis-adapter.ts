@@ -98,6 +98,8 @@ export interface AdapterShared {
   closed: boolean;
   /** Throws QueueClosedError when closed; fails fast when the connection is down. */
   check(what: string): void;
+  /** A script call in flight: close() waits for it (bounded) before it drops connections. */
+  track(call: Promise<unknown>): void;
   /**
    * Resolves on a wake-up marker, after `ms`, on abort or on close (whichever first).
    * With `next`, see FollowUp: resolves with its reply, or undefined when the wait was
@@ -189,8 +191,19 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
   const isCluster = client instanceof Cluster;
   const blocking: BlockingConn[] = [];
   const pendingWaits = new Set<() => void>();
-  /** Follow-up calls whose reply has not been handled yet (close() waits for them). */
-  const followUps = new Set<Promise<void>>();
+  /**
+   * Script calls and follow-up replies not settled yet: close() waits for them before it
+   * drops the connections (a put whose NOSCRIPT recovery is still to come, a follow-up
+   * whose jobs must be handed back).
+   */
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (promise: Promise<unknown>) => {
+    const settled: Promise<unknown> = promise.then(
+      () => inFlight.delete(settled),
+      () => inFlight.delete(settled),
+    );
+    inFlight.add(settled);
+  };
   const listeners = new Set<(event: AdapterEvent) => void>();
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
@@ -231,6 +244,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
         throw new RedisUnavailableError(what, `connection is ${status}`);
       }
     },
+    track,
     waitForWake(key, ms, signal, next) {
       if (shared.closed || signal?.aborted) return Promise.resolve(undefined);
       let conn = blocking.find((c) => !c.busy);
@@ -308,9 +322,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
             finish(undefined);
           },
         );
-        const tracked = following.catch(() => {});
-        followUps.add(tracked);
-        tracked.then(() => followUps.delete(tracked));
+        track(following);
       });
     },
   };
@@ -402,15 +414,16 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
 
     async close() {
       if (shared.closed) return;
+      // Puts made in this tick still wait for its end (see RedisQueue.put): send them now,
+      // ahead of QUIT, so a put made before close() is carried out, not refused.
+      for (const queue of queues.values()) queue.sendQueuedPuts();
       shared.closed = true;
       listeners.clear();
       for (const abort of [...pendingWaits]) abort();
-      // Replies of follow-ups still out (a reserve run as its block ended) may hold jobs
-      // to hand back: wait for them, bounded, before the connections go.
-      if (followUps.size > 0) {
+      if (inFlight.size > 0) {
         let timer: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([
-          Promise.all([...followUps]),
+          Promise.all([...inFlight]),
           new Promise((resolve) => {
             timer = setTimeout(resolve, 2_000);
           }),

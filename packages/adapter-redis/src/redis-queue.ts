@@ -101,13 +101,15 @@ export class RedisQueue implements Required<Queue> {
     if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
     const what = `${script} on queue "${this.name}"`;
     this.shared.check(`redis queue "${this.name}"`);
-    return runScript(
+    const call = runScript(
       this.shared.client,
       SCRIPTS[script],
       this.keys.all,
       this.common.concat(args as string[]),
       what,
     );
+    this.shared.track(call);
+    return call;
   }
 
   // ── put ──────────────────────────────────────────────────────────────────────────────
@@ -137,7 +139,8 @@ export class RedisQueue implements Required<Queue> {
     });
   }
 
-  private sendQueuedPuts(): void {
+  /** Send the queued puts now (at the end of the tick, or when the adapter closes). */
+  sendQueuedPuts(): void {
     const queued = this.queuedPuts;
     this.queuedPuts = [];
     for (let i = 0; i < queued.length; ) {

@@ -414,6 +414,17 @@ describe("ordering", () => {
     expect((await calls()) - beforeMany).toBe(2);
   });
 
+  it("carries out a put made in the same tick as close()", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const own = createRedisAdapter({ connection: server.url, prefix });
+    const q = await own.queue(name, opts);
+    const put = job();
+    const putting = q.put([put]);
+    await own.close();
+    expect(await putting).toEqual([{ id: put.id, status: "created" }]);
+    expect((await (await adapter.queue(name, opts)).get(put.id))?.state).toBe("waiting");
+  });
+
   it("fails every put a failed call carried, and writes none of their jobs", async () => {
     const q = await fresh();
     const refused = job({ payload: "x".repeat(600_000) });
