@@ -418,6 +418,8 @@ describe("ordering", () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
     const own = createRedisAdapter({ connection: server.url, prefix });
     const q = await own.queue(name, opts);
+    // No script cached: the put's EVALSHA meets NOSCRIPT and its EVAL goes out after close()
+    await raw.script("FLUSH");
     const put = job();
     const putting = q.put([put]);
     await own.close();
