@@ -181,9 +181,9 @@ export class RedisQueue implements Required<Queue> {
       jobs.length > 1 &&
       jobs.every(
         (job) =>
-          priorityArg(job) === priority &&
-          runAtArg(job) === runAt &&
-          publishedAtArg(job) === publishedAt,
+          job.priority === first.priority &&
+          job.runAt === first.runAt &&
+          job.publishedAt === first.publishedAt,
       );
     if (uniform) {
       args.push("p", priority, runAt, publishedAt, packJobs(jobs));
