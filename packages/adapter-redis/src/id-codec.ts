@@ -10,8 +10,8 @@
  * base64url never produces "~", so "~~" at the start always means an escaped id.
  */
 const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-/** Value of each lowercase hex digit by char code, -1 for anything else. */
-const HEX_VALUE = new Int8Array(128).fill(-1);
+/** Value of each lowercase hex digit by char code, -1 for any other UTF-16 unit. */
+const HEX_VALUE = new Int8Array(65_536).fill(-1);
 for (let i = 0; i < 16; i++) HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
 const BASE64URL_CODES = Buffer.from(BASE64URL, "latin1");
 /** Where a canonical UUID's 32 hex digits sit in its 36 characters. */
@@ -22,8 +22,8 @@ const HEX_AT: readonly number[] = [
 /** Scratch for one compact id: "~" and 22 base64url characters. */
 const compactText = Buffer.alloc(23);
 
-/** The hex digit's value at `i` of `id`; negative for anything else. */
-const hexAt = (id: string, i: number): number => HEX_VALUE[id.charCodeAt(i)] ?? -1;
+/** The hex digit's value at `i` of `id` (a position below its length); negative for anything else. */
+const hexAt = (id: string, i: number): number => HEX_VALUE[id.charCodeAt(i)] as number;
 
 /**
  * Write "~" + base64url of a lowercase canonical UUID's 16 bytes (23 bytes) into `out` at

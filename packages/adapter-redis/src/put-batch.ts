@@ -37,7 +37,8 @@ export function packJobs(jobs: readonly NewJob[]): Buffer {
     const idLength = writeCompactUuid(job.id, out, o + 2)
       ? 23
       : out.write(encodeId(job.id), o + 2, "utf8");
-    out.writeUInt16BE(idLength, o);
+    out[o] = idLength >> 8;
+    out[o + 1] = idLength & 255;
     o += 2 + idLength;
     const start = o + 4;
     let t = start;
@@ -52,7 +53,11 @@ export function packJobs(jobs: readonly NewJob[]): Buffer {
       t += out.write(encodeJobText(job.task, "", job.appData), t, "utf8");
     }
     t += out.write(job.payload, t, "utf8");
-    out.writeUInt32BE(t - start, o);
+    const textLength = t - start;
+    out[o] = textLength >>> 24;
+    out[o + 1] = (textLength >> 16) & 255;
+    out[o + 2] = (textLength >> 8) & 255;
+    out[o + 3] = textLength & 255;
     o = t;
   }
   // A copy: ioredis may hold the argument until the connection can write it.
