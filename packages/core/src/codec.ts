@@ -6,7 +6,8 @@
 
 const textEncoder = new TextEncoder();
 
-const NON_ASCII = /[^\x00-\x7f]/;
+/** Any UTF-16 code unit outside ASCII (surrogates included). */
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** UTF-8 byte length of a string, without allocating for pure ASCII. */
 export function byteLength(text: string): number {
