@@ -13,8 +13,14 @@ import type { NewJob } from "@tasklane/core";
 import { encodeId, writeCompactUuid } from "./id-codec.ts";
 import { encodeJobText } from "./job-text.ts";
 
-/** Grows to the largest batch packed so far; copied out for every call. */
+/** Reused by every call whose batch fits in SCRATCH_MAX_BYTES; copied out each time. */
 let scratch = Buffer.allocUnsafe(64 * 1024);
+/**
+ * The most the shared scratch grows to. A larger batch (big payloads) is packed into a
+ * buffer of its own that is handed over as is and freed with the call, so one large
+ * publishMany does not pin its size in memory for the life of the process.
+ */
+const SCRATCH_MAX_BYTES = 1024 * 1024;
 
 /** The bytes a job may need at most (UTF-8 takes at most 3 bytes per UTF-16 unit). */
 function worstCase(job: NewJob): number {
@@ -26,14 +32,15 @@ export function packJobs(jobs: readonly NewJob[]): Buffer {
   let o = 0;
   let prefixTask: string | undefined;
   let prefix = new Uint8Array(0);
+  let out = scratch;
   for (const job of jobs) {
     const need = o + worstCase(job);
-    if (need > scratch.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, 2 * scratch.length));
-      scratch.copy(grown, 0, 0, o);
-      scratch = grown;
+    if (need > out.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, 2 * out.length));
+      out.copy(grown, 0, 0, o);
+      out = grown;
+      if (grown.length <= SCRATCH_MAX_BYTES) scratch = grown;
     }
-    const out = scratch;
     const idLength = writeCompactUuid(job.id, out, o + 2)
       ? 23
       : out.write(encodeId(job.id), o + 2, "utf8");
@@ -60,6 +67,7 @@ export function packJobs(jobs: readonly NewJob[]): Buffer {
     out[o + 3] = textLength & 255;
     o = t;
   }
-  // A copy: ioredis may hold the argument until the connection can write it.
-  return Buffer.from(scratch.subarray(0, o));
+  // The shared scratch is copied out (ioredis may hold the argument until the connection
+  // can write it); a buffer of this call's own is handed over as is.
+  return out === scratch ? Buffer.from(out.subarray(0, o)) : out.subarray(0, o);
 }

@@ -315,6 +315,23 @@ describe("ordering", () => {
     );
   });
 
+  it("packs a batch too big for the shared scratch buffer into one of its own", async () => {
+    const q = await fresh();
+    const publishedAt = Date.now();
+    // 20 payloads of 100 kB: past the 1 MiB the shared buffer grows to
+    const batch = Array.from({ length: 20 }, (_, i) =>
+      job({ payload: `"${String(i).repeat(100_000)}"`, publishedAt }),
+    );
+    expect((await q.put(batch)).map((r) => r.status)).toEqual(batch.map(() => "created"));
+    // and the next (small) batch still packs through the shared buffer
+    const small = [job({ publishedAt }), job({ publishedAt })];
+    await q.put(small);
+    const got = await q.reserve({ limit: 100, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => [j.id, j.payload])).toEqual(
+      [...batch, ...small].map((j) => [j.id, j.payload]),
+    );
+  });
+
   it("reads fields a whole batch shares (sent once) as if they were sent per job", async () => {
     const q = await fresh();
     const publishedAt = Date.now() - 5_000;
