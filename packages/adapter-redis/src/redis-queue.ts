@@ -223,7 +223,7 @@ export class RedisQueue implements Required<Queue> {
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
     const args = [limit, Math.ceil(leaseMs)];
-    const next = this.reserveBehindBlock(args);
+    const next = waitMs > 0 ? this.reserveBehindBlock(args) : undefined;
     /** A reserve's reply that came with the end of a block (see FollowUp), if any. */
     let ready: unknown;
     const idle = this.idle;
