@@ -8,6 +8,7 @@ import {
   ConfigError,
   emptySummary,
   HISTOGRAM_BOUNDS_MS,
+  type Lock,
   type NewJob,
   QueueClosedError,
 } from "@tasklane/core";
@@ -455,6 +456,29 @@ describe("ordering", () => {
       await raw.config("SET", "maxmemory", "0");
     }
     expect(await q.probe()).toBe(0);
+  });
+
+  it("extends current locks in place, and answers lost, canceled and repeated ones", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const q = await adapter.queue(name, opts);
+    await q.put([job(), job(), job()]);
+    const { jobs } = await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 });
+    const [x, y, z] = jobs.map((j) => j.lock) as [Lock, Lock, Lock];
+    expect(await q.cancel([z.jobId])).toEqual(["canceled"]);
+    const stale = { ...y, token: String(Number(y.token) + 100) };
+    const before = Date.now();
+    expect(await q.extend([x, stale, z], 60_000)).toEqual(["ok", "lost", "canceled"]);
+    // the lease moved in the active zset and in the record's header (expiresAt, a double
+    // at byte AT_EXP = 20): both say the same time, a minute on
+    const keys = queueKeys(prefix, name).all;
+    const score = Number(await raw.zscore(keys[5] as string, encodeId(x.jobId)));
+    const record = (await raw.hgetBuffer(keys[1] as string, encodeId(x.jobId))) as Buffer;
+    expect(record.readDoubleBE(19)).toBe(score);
+    expect(score).toBeGreaterThanOrEqual(before + 60_000 - 1_000);
+    expect(score).toBeLessThanOrEqual(Date.now() + 60_000 + 1_000);
+    // an id named twice in one call (the general path) is extended for both
+    expect(await q.extend([y, y], 30_000)).toEqual(["ok", "ok"]);
+    expect(await q.ack([x, y])).toEqual(["ok", "ok"]);
   });
 
   it("answers a lock named twice in one ack once", async () => {

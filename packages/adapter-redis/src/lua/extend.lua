@@ -2,29 +2,64 @@
 -- KEYS: the eleven queue keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] leaseMs; then 2 per lock: id, token
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
+--
+-- The common extend (a current lock, each id once in the call) takes a fast path: the
+-- header's expiresAt is patched in place and the rest of the record is copied, with no
+-- record table and no cache bookkeeping (heartbeats of long jobs call this for every
+-- running job, again and again). Anything else (a lost or canceled lock, a malformed
+-- record, an id named twice) takes the general path through decode() and lockStatus().
 
 local lease = tonumber(ARGV[7])
 if (#ARGV - 7) % 2 ~= 0 then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT extend takes 2 arguments per item")
 end
 
--- Every lease moved in this call ends at the same time: its score text is made once.
-local expText = string.format("%d", NOW + lease)
+-- Every lease moved in this call ends at the same time: its score text and its header
+-- bytes are made once.
+local exp = NOW + lease
+local expText = string.format("%d", exp)
+local expBytes = struct.pack(">d", exp)
 
 local ids = {}
-for i = 8, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
-load(ids)
+local named = {}
+local twice = false
+for i = 8, #ARGV, 2 do
+  local id = ARGV[i]
+  ids[#ids + 1] = id
+  if named[id] then twice = true end
+  named[id] = true
+end
 
 local result = {}
 local leases = {}
+local nf = #rawWrites
+local raws = redis.call("HMGET", KJ, unpack(ids))
 for i = 1, #ids do
   local id = ids[i]
-  local rec = cache[id]
-  local status = lockStatus(rec, ARGV[7 + 2 * i])
+  local raw = raws[i]
+  local token = ARGV[7 + 2 * i]
+  local status = nil
+  if raw and not twice and string.byte(raw, 1) == 64 + ACTIVE and #raw >= HEADER_LEN then
+    local current, _, held = struct.unpack(">ddd", raw, AT_EXP)
+    if current > NOW and held == tonumber(token) then
+      status = 1
+      rawWrites[nf + 1] = id
+      -- expiresAt changes; every other byte is copied
+      rawWrites[nf + 2] = string.sub(raw, 1, AT_EXP - 1) .. expBytes .. string.sub(raw, AT_EXP + 8)
+      nf = nf + 2
+    end
+  end
+  if status == nil then
+    if cache[id] == nil then remember(id, raw) end
+    local rec = cache[id]
+    status = lockStatus(rec, token)
+    if status == 1 then
+      rec.exp = exp
+      touch(id, rec)
+    end
+  end
   result[i] = status
   if status == 1 then
-    rec.exp = NOW + lease
-    touch(id, rec)
     leases[#leases + 1] = expText
     leases[#leases + 1] = id
   end
@@ -32,7 +67,7 @@ end
 if #leases > 0 then
   redis.call("ZADD", KA, unpack(leases))
   flushRecords()
-  lowerLeaseBound(NOW + lease)
+  lowerLeaseBound(exp)
   flushMeta()
 end
 return result
