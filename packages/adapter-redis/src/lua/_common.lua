@@ -753,3 +753,18 @@ local function infoJson(id, rec)
   info.history = history
   return cjson.encode(info)
 end
+
+--@
+-- The ids of a call's (id, token) pairs from ARGV[from] on, and whether one is named twice:
+-- the fast paths of ack and extend then step aside (two in-place patches of one record
+-- would each start from the same stored bytes).
+local function lockIds(from)
+  local ids, named, twice = {}, {}, false
+  for i = from, #ARGV, 2 do
+    local id = ARGV[i]
+    ids[#ids + 1] = id
+    if named[id] then twice = true end
+    named[id] = true
+  end
+  return ids, twice
+end

@@ -13,15 +13,7 @@ if (#ARGV - 6) % 2 ~= 0 then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes 2 arguments per item")
 end
 
-local ids = {}
-local named = {}
-local twice = false
-for i = 7, #ARGV, 2 do
-  local id = ARGV[i]
-  ids[#ids + 1] = id
-  if named[id] then twice = true end
-  named[id] = true
-end
+local ids, twice = lockIds(7)
 
 local result = {}
 local done = {}

@@ -20,15 +20,7 @@ local exp = NOW + lease
 local expText = string.format("%d", exp)
 local expBytes = struct.pack(">d", exp)
 
-local ids = {}
-local named = {}
-local twice = false
-for i = 8, #ARGV, 2 do
-  local id = ARGV[i]
-  ids[#ids + 1] = id
-  if named[id] then twice = true end
-  named[id] = true
-end
+local ids, twice = lockIds(8)
 
 local result = {}
 local leases = {}
