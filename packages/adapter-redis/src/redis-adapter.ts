@@ -13,6 +13,7 @@ import { mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
 import { MAX_BATCH, RedisQueue } from "./redis-queue.ts";
+import { SCRIPTS } from "./scripts.ts";
 
 export interface RedisAdapterOptions {
   /**
@@ -332,6 +333,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       if (client.status === "wait") await client.connect();
       await client.ping();
       if (options.allowEviction !== true) await checkEvictionPolicy(client);
+      await loadScripts(client);
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       throw mapRedisError("connecting", error);
@@ -445,6 +447,22 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       }
     },
   };
+}
+
+/**
+ * Load every script on every master now, best effort: the first put, reserve or ack of a
+ * process then runs by SHA at once instead of meeting NOSCRIPT and sending its source (a
+ * second round trip, and a 1,000-job put's arguments twice). Where it fails (an ACL
+ * without SCRIPT LOAD, a node going away) the NOSCRIPT path still covers each script.
+ */
+async function loadScripts(client: Client): Promise<void> {
+  const nodes: Redis[] = client instanceof Cluster ? client.nodes("master") : [client];
+  const sources = Object.values(SCRIPTS).map((script) => script.source);
+  await Promise.all(
+    nodes.flatMap((node) =>
+      sources.map((source) => node.script("LOAD", source).catch(() => undefined)),
+    ),
+  );
 }
 
 /** Refuse to run where Redis may evict keys (jobs would vanish). */

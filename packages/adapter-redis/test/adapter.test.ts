@@ -203,6 +203,18 @@ describe("scripts", () => {
     check(parseSummary(twice ?? null));
   });
 
+  it("are loaded when the adapter starts, so first calls run by SHA", async () => {
+    await raw.script("FLUSH");
+    const own = createRedisAdapter({ connection: server.url, prefix });
+    try {
+      await own.queue("loaded", opts); // resolves once the adapter has started
+      const shas = Object.values(SCRIPTS).map((s) => s.sha);
+      expect(await raw.script("EXISTS", ...shas)).toEqual(shas.map(() => 1));
+    } finally {
+      await own.close();
+    }
+  });
+
   it("map a script's own error code through the error table", async () => {
     const keys = queueKeys(prefix, "bad-args").all;
     const common = ["bad-args", "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
