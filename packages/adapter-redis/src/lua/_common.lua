@@ -297,8 +297,9 @@ local function flushAll()
 end
 
 --@
-local function pmember(rec, id)
-  return string.format("%013d%012d", rec.due, rec.seq) .. id
+-- A priority-zset member: "<13-digit due><12-digit seq><id>" (see KEYS[4] above).
+local function pmember(due, seq, id)
+  return string.format("%013d%012d", due, seq) .. id
 end
 
 --@
@@ -391,7 +392,7 @@ local function makeWaiting(id, rec)
     metaDirty = true
   else
     prioAdd[#prioAdd + 1] = -rec.prio
-    prioAdd[#prioAdd + 1] = pmember(rec, id)
+    prioAdd[#prioAdd + 1] = pmember(rec.due, rec.seq, id)
   end
 end
 

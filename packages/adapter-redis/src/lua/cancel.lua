@@ -26,7 +26,7 @@ for i = 1, #ids do
           meta.wl = meta.wl - 1
           metaDirty = true
         else
-          pRem[#pRem + 1] = pmember(rec, id)
+          pRem[#pRem + 1] = pmember(rec.due, rec.seq, id)
         end
       elseif state == DELAYED then
         dRem[#dRem + 1] = id

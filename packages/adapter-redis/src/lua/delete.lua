@@ -33,7 +33,7 @@ for i = 1, #ids do
           metaDirty = true
         else
           local list = rem[KP]
-          list[#list + 1] = pmember(rec, id)
+          list[#list + 1] = pmember(rec.due, rec.seq, id)
         end
       else
         local list = rem[ZSET_OF[state]]

@@ -87,7 +87,6 @@ if shared and not (sharedRunAt and sharedRunAt > NOW) then
   local seq = meta.seq
   local high = struct.pack(">I5", math.floor((seq + 1) / 256))
   local toList = sharedPrio == 0
-  local duePrefix = not toList and string.format("%013d", NOW)
   local listedBefore = #listAppend
   local listed = listedBefore
   local CREATED = { state = WAITING, prio = sharedPrio }
@@ -111,9 +110,8 @@ if shared and not (sharedRunAt and sharedRunAt > NOW) then
         listed = listed + 1
         listAppend[listed] = id
       else
-        -- pmember()'s "<13-digit due><12-digit seq><id>"
         prioAdd[#prioAdd + 1] = -sharedPrio
-        prioAdd[#prioAdd + 1] = duePrefix .. string.format("%012d", seq) .. id
+        prioAdd[#prioAdd + 1] = pmember(NOW, seq, id)
       end
       cache[id] = CREATED
       if events then created[#created + 1] = id end
