@@ -99,14 +99,18 @@ export class RedisQueue implements Required<Queue> {
 
   private async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
     if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
-    const what = `${script} on queue "${this.name}"`;
     this.shared.check(`redis queue "${this.name}"`);
+    return this.send(script, args);
+  }
+
+  /** Run a script now, tracked for close(), without the closed check (run() makes it). */
+  private send(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
     const call = runScript(
       this.shared.client,
       SCRIPTS[script],
       this.keys.all,
       this.common.concat(args as string[]),
-      what,
+      `${script} on queue "${this.name}"`,
     );
     this.shared.track(call);
     return call;
@@ -278,15 +282,8 @@ export class RedisQueue implements Required<Queue> {
       orphan: async (reply) => {
         const jobs = Array.isArray(reply) ? parseReserve(reply).jobs : [];
         if (jobs.length === 0) return;
-        const back: string[] = [];
-        for (const job of jobs) back.push(encodeId(job.id), job.lock.token);
-        await runScript(
-          this.shared.client,
-          SCRIPTS.release,
-          keys,
-          common.concat(back),
-          `release on queue "${this.name}"`,
-        ).catch(() => {
+        // send(), not release(): this also runs while the adapter closes
+        await this.send("release", lockArgs(jobs.map((job) => job.lock))).catch(() => {
           // Not handed back (the server is gone): the leases expire and the jobs come
           // back then, as after a crash.
         });
@@ -299,9 +296,7 @@ export class RedisQueue implements Required<Queue> {
   async ack(locks: Lock[]): Promise<LockStatus[]> {
     this.shared.check(`redis queue "${this.name}"`);
     if (locks.length === 0) return [];
-    const args: string[] = [];
-    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
-    return statuses(await this.run("ack", args));
+    return statuses(await this.run("ack", lockArgs(locks)));
   }
 
   async nack(items: NackItem[]): Promise<LockStatus[]> {
@@ -325,9 +320,7 @@ export class RedisQueue implements Required<Queue> {
   async release(items: ReleaseItem[]): Promise<LockStatus[]> {
     this.shared.check(`redis queue "${this.name}"`);
     if (items.length === 0) return [];
-    const args: string[] = [];
-    for (const item of items) args.push(encodeId(item.lock.jobId), item.lock.token);
-    return statuses(await this.run("release", args));
+    return statuses(await this.run("release", lockArgs(items.map((item) => item.lock))));
   }
 
   async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
@@ -336,9 +329,7 @@ export class RedisQueue implements Required<Queue> {
       throw new ConfigError("leaseMs", leaseMs, "must be a finite number of ms >= 0");
     }
     if (locks.length === 0) return [];
-    const args: Array<string | number> = [Math.ceil(leaseMs)];
-    for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
-    return statuses(await this.run("extend", args));
+    return statuses(await this.run("extend", [Math.ceil(leaseMs), ...lockArgs(locks)]));
   }
 
   // ── counts and probes ────────────────────────────────────────────────────────────────
@@ -569,6 +560,13 @@ function retentionSpec(policy: RetentionPolicy | undefined): string {
     parts.push(p?.maxAgeMs ?? -1, p?.maxCount ?? -1);
   }
   return parts.join(",");
+}
+
+/** Locks as script arguments: id, token per lock (ack, release, extend). */
+function lockArgs(locks: readonly Lock[]): string[] {
+  const args: string[] = [];
+  for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
+  return args;
 }
 
 /** put's per-job fields as script arguments ("" = none: now / the script's default). */
