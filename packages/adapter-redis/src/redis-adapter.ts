@@ -102,15 +102,15 @@ export interface AdapterShared {
   /** A script call in flight: close() waits for it (bounded) before it drops connections. */
   track(call: Promise<unknown>): void;
   /**
-   * Resolves on a wake-up marker, after `ms`, on abort or on close (whichever first).
-   * With `next`, see FollowUp: resolves with its reply, or undefined when the wait was
-   * aborted or closed or the call failed (the caller then runs it itself).
+   * Block on a wake-up marker for at most `ms`, with `next` sent behind the block (see
+   * FollowUp). Resolves with its reply, or undefined when the wait was aborted or closed
+   * first or the call failed (the caller then runs it itself).
    */
   waitForWake(
     key: string,
     ms: number,
     signal: AbortSignal | undefined,
-    next?: FollowUp,
+    next: FollowUp,
   ): Promise<unknown>;
 }
 
@@ -283,11 +283,9 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
         };
         const onAbort = () => {
           finish(undefined);
-          // Closing without a follow-up: the connection is dropped, nothing to free.
-          if (shared.closed && next === undefined) return;
           // Free the connection at once: CLIENT UNBLOCK on a single server; on Cluster (no
-          // per-node client id at hand) or when the ACL refuses it, a wake-up marker. With
-          // a follow-up, also on close: its reply must come back (close() waits for it).
+          // per-node client id at hand) or when the ACL refuses it, a wake-up marker. Also
+          // on close: the follow-up's reply must come back (close() waits for it).
           if (c.id !== undefined) {
             (client as Redis).client("UNBLOCK", c.id).catch(nudge);
           } else {
@@ -297,20 +295,13 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
         signal?.addEventListener("abort", onAbort, { once: true });
         pendingWaits.add(onAbort);
         const seconds = Math.max(0.001, Math.ceil(ms) / 1000).toFixed(3);
-        const popping = c.client.blpop(key, seconds).then(
+        c.client.blpop(key, seconds).then(
           (popped) => {
             // A marker taken by a wait nobody listens to any more is handed on.
             if (popped && settled && !shared.closed) client.lpush(key, "1").catch(() => {});
           },
           () => {},
         );
-        if (next === undefined) {
-          popping.then(() => {
-            c.busy = false;
-            finish(undefined);
-          });
-          return;
-        }
         // Sent now, behind the BLPOP on the same connection: it runs when the block ends.
         const following = next.send(c.client).then(
           async (reply) => {

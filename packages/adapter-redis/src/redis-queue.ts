@@ -227,7 +227,6 @@ export class RedisQueue implements Required<Queue> {
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
     const args = [limit, Math.ceil(leaseMs)];
-    const next = waitMs > 0 ? this.reserveBehindBlock(args) : undefined;
     /** A reserve's reply that came with the end of a block (see FollowUp), if any. */
     let ready: unknown;
     const idle = this.idle;
@@ -238,7 +237,12 @@ export class RedisQueue implements Required<Queue> {
         this.shared.maxBlockMs,
         Math.max(1, idle.nextAt - Date.now()),
       );
-      ready = await this.shared.waitForWake(this.keys.wake, blockMs, signal, next);
+      ready = await this.shared.waitForWake(
+        this.keys.wake,
+        blockMs,
+        signal,
+        this.reserveBehindBlock(args),
+      );
       if (ready === undefined && (signal?.aborted || this.shared.closed)) {
         return { jobs: [], ready: 0 };
       }
@@ -261,7 +265,12 @@ export class RedisQueue implements Required<Queue> {
       // pushes a marker; a delayed job falling due or a lease expiring ends the block.
       let blockMs = Math.min(left, this.shared.maxBlockMs);
       if (nextInMs >= 0) blockMs = Math.min(blockMs, nextInMs + 1);
-      ready = await this.shared.waitForWake(this.keys.wake, blockMs, signal, next);
+      ready = await this.shared.waitForWake(
+        this.keys.wake,
+        blockMs,
+        signal,
+        this.reserveBehindBlock(args),
+      );
       if (ready === undefined && (signal?.aborted || this.shared.closed)) {
         return { jobs: [], ready: result.ready ?? 0 };
       }
