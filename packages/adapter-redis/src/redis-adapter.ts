@@ -440,6 +440,11 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
   };
 }
 
+/** The servers that hold data: each master of a Cluster, or the one server. */
+function masters(client: Client): Redis[] {
+  return client instanceof Cluster ? client.nodes("master") : [client];
+}
+
 /**
  * Load every script on every master now, best effort: the first put, reserve or ack of a
  * process then runs by SHA at once instead of meeting NOSCRIPT and sending its source (a
@@ -447,7 +452,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
  * without SCRIPT LOAD, a node going away) the NOSCRIPT path still covers each script.
  */
 async function loadScripts(client: Client): Promise<void> {
-  const nodes: Redis[] = client instanceof Cluster ? client.nodes("master") : [client];
+  const nodes = masters(client);
   const sources = Object.values(SCRIPTS).map((script) => script.source);
   await Promise.all(
     nodes.flatMap((node) =>
@@ -458,7 +463,7 @@ async function loadScripts(client: Client): Promise<void> {
 
 /** Refuse to run where Redis may evict keys (jobs would vanish). */
 async function checkEvictionPolicy(client: Client): Promise<void> {
-  const nodes: Redis[] = client instanceof Cluster ? client.nodes("master") : [client];
+  const nodes = masters(client);
   for (const node of nodes) {
     let policy: string | undefined;
     try {
