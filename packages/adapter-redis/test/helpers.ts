@@ -174,12 +174,47 @@ export async function startCluster(): Promise<RedisClusterNodes> {
       }
     }, `cluster_state:ok on node ${port}`);
   }
+  await waitForClusterPubSub(ports);
   return {
     ports,
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
     },
   };
+}
+
+/**
+ * PUBLISH reaches the other nodes over the cluster bus, and cluster_state:ok does not
+ * mean every node's bus links are up yet: on Valkey 8.0 a node sometimes missed the other
+ * nodes' messages for a while after it (the events test then lost a queue's `canceled`
+ * event). Wait until a message published on each node reaches a subscriber on each node.
+ */
+async function waitForClusterPubSub(ports: number[]): Promise<void> {
+  const channel = `cluster-probe:${randomUUID()}`;
+  const heard = new Map<number, Set<string>>();
+  const subscribers = await Promise.all(
+    ports.map(async (port) => {
+      const sub = new Redis({ port, host: "127.0.0.1" });
+      heard.set(port, new Set());
+      sub.on("message", (_channel: string, message: string) => heard.get(port)?.add(message));
+      await sub.subscribe(channel);
+      return sub;
+    }),
+  );
+  const publisher = (port: number) => new Redis({ port, host: "127.0.0.1" });
+  const publishers = ports.map(publisher);
+  try {
+    let round = 0;
+    await waitFor(async () => {
+      round++;
+      const sent = ports.map((port) => `${round}:${port}`);
+      await Promise.all(publishers.map((p, i) => p.publish(channel, sent[i] as string)));
+      await new Promise((r) => setTimeout(r, 50));
+      return ports.every((port) => sent.every((m) => heard.get(port)?.has(m)));
+    }, "pub/sub across the cluster bus");
+  } finally {
+    for (const client of [...subscribers, ...publishers]) client.disconnect();
+  }
 }
 
 export function uniquePrefix(): string {
