@@ -92,9 +92,12 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   }
   if (!existsSync(REDIS_SERVER)) {
     throw new Error(
-      `${REDIS_SERVER} not found: install Debian's redis-server package ` +
-        "(apt-get install -y redis-server; .ci/run does), or set REDIS_SERVER_BIN, or " +
-        "REDIS_URL to use a server of your own",
+      REDIS_SERVER.includes("valkey")
+        ? `${REDIS_SERVER} not found: install Debian's valkey-server package from ` +
+            "bookworm-backports (.ci/run does), or set VALKEY_SERVER_BIN and VALKEY_CLI_BIN"
+        : `${REDIS_SERVER} not found: install Debian's redis-server package ` +
+            "(apt-get install -y redis-server; .ci/run does), or set REDIS_SERVER_BIN, or " +
+            "REDIS_URL to use a server of your own",
     );
   }
   const dir = mkdtempSync(join(tmpdir(), "tasklane-redis-"));
