@@ -185,9 +185,22 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
         ? new Redis(conn, base)
         : new Redis({ host: "127.0.0.1", port: 6379, ...base, ...conn });
   }
-  // An owned client's connection errors are reported through failing calls, not as
-  // unhandled 'error' events.
-  if (owned) client.on("error", () => {});
+  /**
+   * An owned client's last connection error since it was last ready. Connection errors are
+   * reported through failing calls, not as unhandled 'error' events, and ioredis gives up
+   * on a call with "Reached the max retries per request limit": the reason (refused, a
+   * certificate it could not verify, a name that does not resolve) is only in the error
+   * events, so failures name it.
+   */
+  let lastConnectionError: Error | undefined;
+  if (owned) {
+    client.on("error", (error: unknown) => {
+      if (error instanceof Error) lastConnectionError = error;
+    });
+    client.on("ready", () => {
+      lastConnectionError = undefined;
+    });
+  }
 
   const isCluster = client instanceof Cluster;
   const blocking: BlockingConn[] = [];
@@ -242,7 +255,12 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       const status = client.status;
       if (status !== "ready" && status !== "wait" && status !== "connect") {
         // Publishing during an outage fails at once instead of queueing behind reconnects.
-        throw new RedisUnavailableError(what, `connection is ${status}`);
+        const last = lastConnectionError;
+        throw new RedisUnavailableError(
+          what,
+          `connection is ${status}${last ? `; last error: ${last.message}` : ""}`,
+          last ? { cause: last } : undefined,
+        );
       }
     },
     track,
@@ -327,7 +345,12 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       await loadScripts(client);
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw mapRedisError("connecting", error);
+      const mapped = mapRedisError("connecting", error);
+      const last = lastConnectionError;
+      if (mapped instanceof RedisUnavailableError && last !== undefined && last !== error) {
+        throw new RedisUnavailableError("connecting", last.message, { cause: last });
+      }
+      throw mapped;
     }
   })();
   // Reported by queue()/subscribe(); never an unhandled rejection.

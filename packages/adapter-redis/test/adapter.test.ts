@@ -26,7 +26,15 @@ import {
   VERSION,
 } from "../src/index.ts";
 import { parseSummary } from "../src/redis-queue.ts";
-import { type RedisServer, startRedis, uniquePrefix, waitFor } from "./helpers.ts";
+import {
+  freePort,
+  newJob as job,
+  QUEUE_OPTIONS,
+  type RedisServer,
+  startRedis,
+  uniquePrefix,
+  waitFor,
+} from "./helpers.ts";
 
 let server: RedisServer;
 let raw: Redis;
@@ -46,17 +54,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const opts = { maxStalls: 1, historyLimit: 10 };
+const opts = QUEUE_OPTIONS;
 const fresh = (extra: Partial<typeof opts & { maxConcurrency: number }> = {}) =>
   adapter.queue(`q-${randomUUID().slice(0, 8)}`, { ...opts, ...extra });
-const job = (over: Partial<NewJob> = {}): NewJob => ({
-  id: randomUUID(),
-  task: "t",
-  payload: '{"n":1}',
-  priority: 0,
-  publishedAt: Date.now(),
-  ...over,
-});
 
 /**
  * A put and a reserve, so both scripts are cached on the server: a put that met NOSCRIPT
@@ -1025,9 +1025,29 @@ describe("bad input and failures", () => {
       const started = performance.now();
       await expect(q.put([job()])).rejects.toBeInstanceOf(RedisUnavailableError);
       expect(performance.now() - started).toBeLessThan(100);
+      // Once a reconnect has been refused, the error says so (ioredis's own error for a
+      // call it gives up on does not).
+      await waitFor(async () => {
+        const error = await q.put([job()]).catch((e: unknown) => e);
+        return error instanceof RedisUnavailableError && /ECONNREFUSED/.test(error.message);
+      }, "the refused reconnect named in the error");
     } finally {
       await own.close();
       await doomed.stop();
+    }
+  });
+
+  it("names the connection error when it cannot connect at all", async () => {
+    const port = await freePort();
+    const own = createRedisAdapter({ connection: { host: "127.0.0.1", port } });
+    try {
+      const error = await own.queue("nowhere", opts).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RedisUnavailableError);
+      expect((error as Error).message).toBe(
+        `[redis] connecting: Redis is unavailable (connect ECONNREFUSED 127.0.0.1:${port})`,
+      );
+    } finally {
+      await own.close();
     }
   });
 
