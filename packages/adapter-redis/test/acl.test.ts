@@ -1,13 +1,7 @@
-/**
- * ACL: a user whose key pattern is `~<prefix>:*` (and channels `&<prefix>:*`) runs every
- * script of its prefix; another prefix's keys are refused with a typed error.
- */
-import { randomUUID } from "node:crypto";
-import type { NewJob } from "@tasklane/core";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, RedisPermissionError } from "../src/index.ts";
-import { type RedisServer, startRedis } from "./helpers.ts";
+import { newJob as job, type RedisServer, startRedis } from "./helpers.ts";
 
 let server: RedisServer;
 let admin: Redis;
@@ -31,14 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   admin?.disconnect();
   await server?.stop();
-});
-
-const job = (): NewJob => ({
-  id: randomUUID(),
-  task: "t",
-  payload: "{}",
-  priority: 0,
-  publishedAt: Date.now(),
 });
 
 describe("ACL", () => {

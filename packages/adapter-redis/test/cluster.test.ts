@@ -1,13 +1,14 @@
-/**
- * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Queues
- * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
- */
-import { randomUUID } from "node:crypto";
-import type { AdapterEvent, NewJob } from "@tasklane/core";
+import type { AdapterEvent } from "@tasklane/core";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, queueKeys, type RedisAdapter } from "../src/index.ts";
-import { type RedisClusterNodes, startCluster, waitFor } from "./helpers.ts";
+import {
+  newJob as job,
+  QUEUE_OPTIONS,
+  type RedisClusterNodes,
+  startCluster,
+  waitFor,
+} from "./helpers.ts";
 
 let nodes: RedisClusterNodes;
 let adapter: RedisAdapter;
@@ -26,15 +27,7 @@ afterAll(async () => {
   await nodes?.stop();
 });
 
-const opts = { maxStalls: 1, historyLimit: 10 };
-const job = (over: Partial<NewJob> = {}): NewJob => ({
-  id: randomUUID(),
-  task: "t",
-  payload: '{"n":1}',
-  priority: 0,
-  publishedAt: Date.now(),
-  ...over,
-});
+const opts = QUEUE_OPTIONS;
 
 describe("redis cluster", () => {
   it("runs publish, reserve, ack, retry and cancel on queues spread over the nodes", async () => {

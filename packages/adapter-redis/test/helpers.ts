@@ -4,11 +4,12 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { NewJob } from "@tasklane/core";
 import { Redis } from "ioredis";
 
 const run = promisify(execFile);
@@ -54,12 +55,83 @@ export async function waitFor<T>(
   }
 }
 
-async function ping(port: number): Promise<boolean> {
+/** A test CA and a server certificate for 127.0.0.1 signed by it (see makeTlsFiles). */
+export interface TlsFiles {
+  /** Paths, for the server's --tls-* options. */
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** The CA certificate's PEM text, for a client's `tls: { ca }`. */
+  ca: string;
+}
+
+/**
+ * Make a throwaway CA and a server certificate for IP 127.0.0.1 in `dir` with the openssl
+ * CLI (P-256 keys, valid one day).
+ */
+export async function makeTlsFiles(dir: string): Promise<TlsFiles> {
+  await run("openssl", ["version"]).catch((error: unknown) => {
+    throw new Error("openssl not found: install Debian's openssl package (.ci/run does)", {
+      cause: error,
+    });
+  });
+  const at = (name: string) => join(dir, name);
+  const subject = (cn: string) => ["-subj", `/CN=${cn}`];
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await run("openssl", [
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    at("ca.key"),
+    "-out",
+    at("ca.crt"),
+    "-days",
+    "1",
+    ...subject("tasklane test CA"),
+  ]);
+  await run("openssl", [
+    "req",
+    ...ec,
+    "-keyout",
+    at("server.key"),
+    "-out",
+    at("server.csr"),
+    ...subject("127.0.0.1"),
+  ]);
+  writeFileSync(at("server.ext"), "subjectAltName=IP:127.0.0.1\n");
+  await run("openssl", [
+    "x509",
+    "-req",
+    "-in",
+    at("server.csr"),
+    "-CA",
+    at("ca.crt"),
+    "-CAkey",
+    at("ca.key"),
+    "-CAcreateserial",
+    "-out",
+    at("server.crt"),
+    "-days",
+    "1",
+    "-extfile",
+    at("server.ext"),
+  ]);
+  return {
+    caFile: at("ca.crt"),
+    certFile: at("server.crt"),
+    keyFile: at("server.key"),
+    ca: readFileSync(at("ca.crt"), "utf8"),
+  };
+}
+
+async function ping(port: number, tls?: TlsFiles): Promise<boolean> {
   const client = new Redis({
     port,
     host: "127.0.0.1",
     lazyConnect: true,
     retryStrategy: () => null,
+    ...(tls ? { tls: { ca: tls.ca } } : {}),
   });
   client.on("error", () => {});
   try {
@@ -72,10 +144,14 @@ async function ping(port: number): Promise<boolean> {
   }
 }
 
-/** Start a redis-server of our own (extra args are redis-server options, e.g. "--appendonly", "yes"). */
-export async function startRedis(extra: string[] = []): Promise<RedisServer> {
+/**
+ * Start a redis-server of our own (extra args are redis-server options, e.g. "--appendonly",
+ * "yes"). With `tls`, it listens for TLS only (no plain port), clients not asked for a
+ * certificate.
+ */
+export async function startRedis(extra: string[] = [], tls?: TlsFiles): Promise<RedisServer> {
   const external = process.env.REDIS_URL;
-  if (external && extra.length === 0) {
+  if (external && extra.length === 0 && tls === undefined) {
     const u = new URL(external);
     const port = Number(u.port || 6379);
     return {
@@ -104,12 +180,19 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const port = await freePort();
   let proc: ChildProcess | undefined;
   const start = async () => {
+    const listen = tls
+      ? [
+          ...["--port", "0", "--tls-port", String(port), "--tls-auth-clients", "no"],
+          ...["--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile],
+          ...["--tls-ca-cert-file", tls.caFile],
+        ]
+      : ["--port", String(port)];
     proc = spawn(
       REDIS_SERVER,
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...extra],
+      [...listen, "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...extra],
       { stdio: "ignore" },
     );
-    await waitFor(() => ping(port), `redis-server on port ${port}`);
+    await waitFor(() => ping(port, tls), `redis-server on port ${port}`);
   };
   const kill = async () => {
     const p = proc;
@@ -123,7 +206,7 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   return {
     host: "127.0.0.1",
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `${tls ? "rediss" : "redis"}://127.0.0.1:${port}`,
     dir,
     kill,
     restart: start,
@@ -218,6 +301,21 @@ async function waitForClusterPubSub(ports: number[]): Promise<void> {
   } finally {
     for (const client of [...subscribers, ...publishers]) client.disconnect();
   }
+}
+
+/** Queue options most tests use: one stall allowed, a short history. */
+export const QUEUE_OPTIONS = { maxStalls: 1, historyLimit: 10 };
+
+/** A new job for put(): a fresh id, task "t", due now, priority 0. */
+export function newJob(over: Partial<NewJob> = {}): NewJob {
+  return {
+    id: randomUUID(),
+    task: "t",
+    payload: '{"n":1}',
+    priority: 0,
+    publishedAt: Date.now(),
+    ...over,
+  };
 }
 
 export function uniquePrefix(): string {
