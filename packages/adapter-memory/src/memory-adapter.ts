@@ -91,6 +91,19 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
         }
       }
     },
+    report(type, queue, jobId) {
+      if (listeners.size === 0) return;
+      // Delivered once the operation that made them is whole (a listener that calls back
+      // in sees it done), in the order they happened.
+      if (pending.length === 0) queueMicrotask(deliver);
+      pending.push({ type, queue, jobId });
+    },
+  };
+  let pending: AdapterEvent[] = [];
+  const deliver = (): void => {
+    const events = pending;
+    pending = [];
+    for (const event of events) shared.emit(event);
   };
   const checkOpen = (): void => {
     if (shared.closed) throw new QueueClosedError("memory adapter");

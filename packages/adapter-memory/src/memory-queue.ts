@@ -27,6 +27,7 @@
  *   timer for its own deadline.
  */
 import {
+  type AdapterEvent,
   addSample,
   type CancelResult,
   type Clock,
@@ -38,6 +39,7 @@ import {
   type JobEvent,
   type JobInfo,
   type JobState,
+  type LifecycleEventType,
   type ListOptions,
   type Lock,
   type LockStatus,
@@ -92,8 +94,20 @@ export interface AdapterShared {
   closed: boolean;
   /** Jobs handed out by reserves that resolved without leaving the microtask queue. */
   handedSinceYield: number;
-  emit(event: { type: "canceled"; queue: string; jobId: string }): void;
+  emit(event: AdapterEvent): void;
+  /** A lifecycle event (or a cancel of a job nobody holds), delivered after the operation. */
+  report(type: LifecycleEventType | "canceled", queue: string, jobId: string): void;
 }
+
+/** The lifecycle event each history entry reports (see LifecycleEventType). */
+const LIFECYCLE: Partial<Record<JobEvent["event"], LifecycleEventType>> = {
+  published: "published",
+  reserved: "started",
+  succeeded: "succeeded",
+  retrying: "retrying",
+  failed: "failed",
+  stalled: "stalled",
+};
 
 interface RetentionRule {
   state: "succeeded" | "failed" | "canceled";
@@ -546,6 +560,8 @@ export class MemoryQueueImpl implements MemoryQueue {
           continue;
       }
       changed = true;
+      // An active job's cancel is the "canceled" event below (it stops the holder).
+      if (!rec.canceledWhileActive) this.shared.report("canceled", this.name, id);
       this.finish(rec, "canceled", now);
       this.note(rec, now, "canceled");
       results.push("canceled");
@@ -808,6 +824,8 @@ export class MemoryQueueImpl implements MemoryQueue {
   }
 
   private note(rec: JobRecord, at: number, event: JobEvent["event"], detail?: string): void {
+    const lifecycle = LIFECYCLE[event];
+    if (lifecycle !== undefined) this.shared.report(lifecycle, this.name, rec.id);
     const limit = this.historyLimit;
     if (limit <= 0) return;
     // Flat (at, event, detail) triples: one array per job instead of an object per event.

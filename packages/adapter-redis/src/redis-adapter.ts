@@ -51,6 +51,16 @@ export interface RedisAdapterOptions {
    */
   putEvents?: boolean;
   /**
+   * Publish lifecycle events (pub/sub, on the events channel) for every job this adapter's
+   * scripts move: `published`, `started`, `succeeded`, `retrying`, `failed`, `stalled`, and
+   * `canceled` for waiting and delayed jobs too (see core's LifecycleEventType). Turn it
+   * on in the processes that publish and run jobs; any process's `subscribe()` (or
+   * `tl.subscribe()`) then sees them. Costs one PUBLISH per kind of event per script call
+   * (a JSON list of the call's ids) and a message to every subscriber, workers included.
+   * Default false (capability `lifecycleEvents` false).
+   */
+  lifecycleEvents?: boolean;
+  /**
    * Longest single block of an idle worker on its queue's wake-up key, ms. A long poll
    * re-checks the queue at least this often (a safety net for a lost wake-up, e.g. across
    * a server restart); delayed jobs and lease expiries shorten it. Default 5_000.
@@ -68,6 +78,18 @@ export interface RedisAdapter extends Adapter {
   queue(name: string, options: QueueOptions): Promise<RedisQueue>;
   subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
 }
+
+/** The event types the scripts publish (see AdapterEvent); anything else is not ours. */
+const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
+  "canceled",
+  "put",
+  "published",
+  "started",
+  "succeeded",
+  "retrying",
+  "failed",
+  "stalled",
+]);
 
 /** 100 years: effectively unbounded, still exact in epoch-ms doubles. */
 const LONG_MS = 100 * 365 * 86_400_000;
@@ -95,6 +117,7 @@ export interface AdapterShared {
   readonly prefix: string;
   readonly channel: string;
   readonly putEvents: boolean;
+  readonly lifecycleEvents: boolean;
   readonly maxBlockMs: number;
   closed: boolean;
   /** Throws QueueClosedError when closed; fails fast when the connection is down. */
@@ -248,6 +271,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     prefix,
     channel,
     putEvents: options.putEvents === true,
+    lifecycleEvents: options.lifecycleEvents === true,
     maxBlockMs,
     closed: false,
     check(what) {
@@ -368,11 +392,13 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       return; // not ours
     }
     const type = parsed.t;
-    if ((type !== "canceled" && type !== "put") || typeof parsed.q !== "string") return;
+    if (typeof type !== "string" || !EVENT_TYPES.has(type) || typeof parsed.q !== "string") {
+      return;
+    }
     if (!Array.isArray(parsed.ids)) return;
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
-      const event: AdapterEvent = { type, queue: parsed.q, jobId: decodeId(id) };
+      const event = { type, queue: parsed.q, jobId: decodeId(id) } as AdapterEvent;
       for (const listener of listeners) {
         try {
           listener(event);
@@ -385,7 +411,9 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
 
   return {
     name: "redis",
-    capabilities: redisCapabilities,
+    capabilities: shared.lifecycleEvents
+      ? redisCapabilities
+      : Object.freeze({ ...redisCapabilities, lifecycleEvents: false }),
 
     async queue(name, queueOptions) {
       checkOpen();

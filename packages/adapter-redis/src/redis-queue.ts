@@ -93,7 +93,8 @@ export class RedisQueue implements Required<Queue> {
       String(options.historyLimit),
       String(options.maxConcurrency ?? 0),
       retentionSpec(options.retention),
-      this.shared.channel,
+      // "\nlifecycle" after the channel turns lifecycle events on (see lua/_common.lua)
+      this.shared.lifecycleEvents ? `${this.shared.channel}\nlifecycle` : this.shared.channel,
     ];
   }
 

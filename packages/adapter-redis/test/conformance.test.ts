@@ -13,5 +13,8 @@ afterAll(async () => {
 
 runConformanceSuite({
   name: "redis",
-  createAdapter: async () => createRedisAdapter({ connection: server.url, prefix: uniquePrefix() }),
+  // Lifecycle events on: their conformance test runs, and every worker test then sees
+  // events that must not stop its handlers.
+  createAdapter: async () =>
+    createRedisAdapter({ connection: server.url, prefix: uniquePrefix(), lifecycleEvents: true }),
 });

@@ -129,6 +129,7 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     delete: false,
     pause: false,
     subscribe: false,
+    lifecycleEvents: false,
     stats: false,
     history: false,
     retention: false,

@@ -280,6 +280,57 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
       }
     });
 
+    it("reports each job's lifecycle to subscribers (capability lifecycleEvents)", async (ctx) => {
+      const h = get();
+      if (!h.caps.subscribe || !h.caps.lifecycleEvents) return ctx.skip();
+      const q = await h.freshQueue({ maxStalls: 0 });
+      const seen = new Map<string, string[]>();
+      const unsubscribe = await h.adapter.subscribe?.((e) => {
+        if (e.queue !== q.name) return;
+        seen.set(e.jobId, [...(seen.get(e.jobId) ?? []), e.type]);
+      });
+      try {
+        const error = { name: "Error", message: "boom", reason: "error" as const };
+        const [a, b, c, d] = [h.job(), h.job(), h.job(), h.job()];
+        await q.put([a, b]);
+        // a duplicate is not published again
+        expect(await q.put([a])).toEqual([{ id: a.id, status: "duplicate" }]);
+        const taken = await h.reserveAll(q, 2, 30 * h.unit);
+        const lockOf = (id: string) => (taken.find((j) => j.id === id) as ReservedJob).lock;
+        expect(await q.ack([lockOf(a.id)])).toEqual(["ok"]);
+        expect(await q.nack([{ lock: lockOf(b.id), runAt: h.now(), error }])).toEqual(["ok"]);
+        const [again] = await h.reserveAll(q, 1, 30 * h.unit);
+        expect(again?.id).toBe(b.id);
+        expect(await q.nack([{ lock: (again as ReservedJob).lock, dead: true, error }])).toEqual([
+          "ok",
+        ]);
+        // c's lease runs out: one stall is more than maxStalls 0, so it also fails
+        await q.put([c]);
+        await h.reserveAll(q, 1, h.unit);
+        await h.waitFor(async () => {
+          await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 });
+          return seen.get(c.id)?.includes("failed");
+        }, "c to stall and fail");
+        const want: Record<string, string[]> = {
+          [a.id]: ["published", "started", "succeeded"],
+          [b.id]: ["published", "started", "retrying", "started", "failed"],
+          [c.id]: ["published", "started", "stalled", "failed"],
+        };
+        if (h.caps.cancel) {
+          await q.put([d]);
+          expect(await q.cancel?.([d.id])).toEqual(["canceled"]);
+          want[d.id] = ["published", "canceled"];
+        }
+        await h.waitFor(
+          () => Object.keys(want).every((id) => seen.get(id)?.length === want[id]?.length),
+          "every lifecycle event",
+        );
+        expect(Object.fromEntries(Object.keys(want).map((id) => [id, seen.get(id)]))).toEqual(want);
+      } finally {
+        await unsubscribe?.();
+      }
+    });
+
     it("ends a long poll at once when its signal aborts", async () => {
       const h = get();
       const q = await h.freshQueue();

@@ -191,10 +191,31 @@ export interface ListOptions {
 
 export type CancelResult = "canceled" | "not_found" | "finished";
 
-/** Cross-process events an adapter can carry (capability `subscribe`). */
+/**
+ * A job's lifecycle as an adapter with capability `lifecycleEvents` reports it to every
+ * subscriber, in any process: `published` (stored; not for a duplicate), `started` (handed
+ * to a worker), `succeeded`, `retrying` (an attempt failed and the job is due again),
+ * `failed` (dead letter set), `stalled` (its lease expired and the adapter took it back;
+ * `failed` follows when that was one stall too many). Cancellations are `canceled` events.
+ */
+export type LifecycleEventType =
+  | "published"
+  | "started"
+  | "succeeded"
+  | "retrying"
+  | "failed"
+  | "stalled";
+
+/**
+ * Cross-process events an adapter can carry (capability `subscribe`): `canceled` (every
+ * cancel of an active job; with `lifecycleEvents`, every cancel) and `put` stop a running
+ * job's handler; lifecycle events (capability `lifecycleEvents`) only report. Delivery is
+ * at most once (pub/sub): a worker also learns of a cancel from its next heartbeat.
+ */
 export type AdapterEvent =
   | { type: "canceled"; queue: string; jobId: string }
-  | { type: "put"; queue: string; jobId: string };
+  | { type: "put"; queue: string; jobId: string }
+  | { type: LifecycleEventType; queue: string; jobId: string };
 
 /** Retention for finished jobs. Unset limits mean "no limit of that kind". */
 export interface RetentionPolicy {
@@ -247,6 +268,8 @@ export interface Capabilities {
   delete: boolean;
   pause: boolean;
   subscribe: boolean;
+  /** `subscribe` also carries lifecycle events (see LifecycleEventType). */
+  lifecycleEvents: boolean;
   stats: boolean;
   history: boolean;
   retention: boolean;
@@ -276,6 +299,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     delete: true,
     pause: true,
     subscribe: true,
+    lifecycleEvents: true,
     stats: true,
     history: true,
     retention: true,

@@ -1,5 +1,6 @@
 import type {
   Adapter,
+  AdapterEvent,
   CancelResult,
   JobInfo,
   JobState,
@@ -116,6 +117,15 @@ export interface Tasklane {
   worker(options?: WorkerOptions): Worker;
   /** Management view of a queue, by config name. */
   queue(name: string): QueueHandle;
+  /**
+   * Events of this client's queues from every process (capability `subscribe`, else
+   * UnsupportedError): `canceled` and `put`, and where the adapter has capability
+   * `lifecycleEvents` also `published`, `started`, `succeeded`, `retrying`, `failed` and
+   * `stalled` (the Redis adapter publishes those when created with `lifecycleEvents: true`
+   * in the processes that publish and run the jobs). `queue` is the config name. Delivery
+   * is at most once. Resolves once subscribed; call the function it returns to stop.
+   */
+  subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
   /** Stop every worker (gracefully, within `graceMs`) and close the adapter. Idempotent. */
   close(options?: StopOptions): Promise<void>;
 }
@@ -476,6 +486,22 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         jobs.push(prepare(t, value, item, now, i));
       }
       return jobs.length === 0 ? [] : write(t, jobs);
+    },
+    async subscribe(listener) {
+      if (closed) throw new QueueClosedError("tasklane client");
+      if (!adapter.subscribe || !adapter.capabilities.subscribe) {
+        throw new UnsupportedError(
+          adapter.name,
+          "events from other processes (subscribe)",
+          "watch jobs with queue(name).get(id) instead",
+        );
+      }
+      // The adapter names queues by their full (namespaced) name; listeners get config names.
+      const byFullName = new Map([...configs.keys()].map((name) => [fullName(name), name]));
+      return adapter.subscribe((event) => {
+        const queue = byFullName.get(event.queue);
+        if (queue !== undefined) listener({ ...event, queue });
+      });
     },
     worker(workerOptions = {}) {
       if (closed) throw new QueueClosedError("tasklane client");

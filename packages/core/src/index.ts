@@ -9,6 +9,7 @@ export type {
   JobEvent,
   JobInfo,
   JobState,
+  LifecycleEventType,
   ListOptions,
   Lock,
   LockStatus,

@@ -732,10 +732,13 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   };
 
   const onAdapterEvent = (event: AdapterEvent) => {
+    // Only these two stop a handler; lifecycle events (another worker's "started", ...)
+    // only report.
+    if (event.type !== "canceled" && event.type !== "put") return;
     const ls = laneByFullName.get(event.queue);
     if (!ls) return;
     const h = ls.held.get(event.jobId);
-    if (h) loseJob(h, event.type === "canceled" ? "canceled" : "put");
+    if (h) loseJob(h, event.type);
   };
 
   // ── the loop ──────────────────────────────────────────────────────────────────────

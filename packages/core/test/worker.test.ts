@@ -514,3 +514,61 @@ describe("worker", () => {
     expect(order).toEqual(["low", "high", "high", "high", "low", "low", "low", "low"]);
   });
 });
+
+describe("subscribe", () => {
+  it("delivers lifecycle events of its queues from another client, by config name", async () => {
+    const clock = createManualClock();
+    const adapter = createMemoryAdapter({ clock });
+    const task = defineTask({
+      name: "t",
+      queue: "default",
+      schema: z.object({ n: z.number() }),
+      run: (p) => {
+        if (p.n === 2) throw new Error("boom");
+      },
+      retry: { maxAttempts: 1 },
+    });
+    const config = { namespace: "v1", queues: [{ name: "default" }], tasks: [task] };
+    // One client runs the jobs; the other only watches (both on one adapter: the memory
+    // adapter's stand-in for two processes on one Redis).
+    const runner = createTasklane({ adapter, clock, ...config, closeAdapter: false });
+    const watcher = createTasklane({ adapter, clock, ...config, closeAdapter: false });
+    const other = createTasklane({
+      adapter,
+      clock,
+      namespace: "v2",
+      queues: [{ name: "default" }],
+      tasks: [task],
+      closeAdapter: false,
+    });
+    open.push(runner, watcher, other);
+    const seen: string[] = [];
+    const unsubscribe = await watcher.subscribe((e) => seen.push(`${e.queue} ${e.type}`));
+    await other.publish(task, { n: 0 }); // another namespace: not one of watcher's queues
+    const ok = await runner.publish(task, { n: 1 });
+    const bad = await runner.publish(task, { n: 2 });
+    await runner.worker().start();
+    for (let i = 0; i < 50 && seen.length < 6; i++) await clock.advance(10);
+    expect(seen).toEqual([
+      "default published",
+      "default published",
+      "default started",
+      "default started",
+      "default succeeded",
+      "default failed",
+    ]);
+    expect(ok.id).not.toBe(bad.id);
+    await unsubscribe();
+  });
+
+  it("throws UnsupportedError when the adapter carries no events", async () => {
+    const memory = createMemoryAdapter();
+    const adapter: Adapter = {
+      ...wrapAdapter(memory, (q) => q),
+      capabilities: { ...memory.capabilities, subscribe: false, lifecycleEvents: false },
+    };
+    const tl = createTasklane({ adapter, queues: [{ name: "default" }], tasks: [] });
+    open.push(tl);
+    await expect(tl.subscribe(() => {})).rejects.toMatchObject({ code: "UNSUPPORTED" });
+  });
+});

@@ -22,7 +22,7 @@
 --   ARGV[1] queue name (for events)  ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
 --   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount" (-1 = no limit of that kind)
---   ARGV[6] events channel
+--   ARGV[6] events channel, followed by "\nlifecycle" when lifecycle events are on
 -- Script-specific arguments start at ARGV[7].
 --
 -- Invariant: ordering of waiting jobs = (priority desc, due asc, put order). Priority-0 jobs
@@ -51,7 +51,12 @@ local MAX_STALLS = tonumber(ARGV[2])
 local HISTORY_LIMIT = tonumber(ARGV[3])
 local MAX_CONC = tonumber(ARGV[4])
 local RETENTION_SPEC = ARGV[5]
-local CHANNEL = ARGV[6]
+-- A channel name ends in ":events", so the "\nlifecycle" flag cannot be part of one.
+local CHANNEL, LIFECYCLE = ARGV[6], false
+if string.sub(CHANNEL, -10) == "\nlifecycle" then
+  CHANNEL = string.sub(CHANNEL, 1, -11)
+  LIFECYCLE = true
+end
 
 local NOW
 do
@@ -228,6 +233,23 @@ local dirtyOrder = {}
 -- A fast path takes only ids this call has not decoded, so the two sets never overlap.
 local rawWrites = {}
 
+-- Lifecycle events of this call (when LIFECYCLE): kind -> ids, kinds in the order they
+-- first happened. flushRecords() publishes them once the records are written, so a call
+-- refused on its first write (OOM) announces nothing.
+local lifecycle = {}
+local lifecycleKinds = {}
+
+local function lifecycleEvent(kind, id)
+  if not LIFECYCLE then return end
+  local ids = lifecycle[kind]
+  if ids == nil then
+    ids = {}
+    lifecycle[kind] = ids
+    lifecycleKinds[#lifecycleKinds + 1] = kind
+  end
+  ids[#ids + 1] = id
+end
+
 -- Cache what HMGET returned for one id (nil or false: no record).
 local function remember(id, raw)
   if raw then cache[id] = decode(raw) or { bad = raw } else cache[id] = false end
@@ -284,6 +306,14 @@ local function flushRecords()
   rawWrites = {}
   dirty = {}
   dirtyOrder = {}
+  if #lifecycleKinds > 0 then
+    for i = 1, #lifecycleKinds do
+      local kind = lifecycleKinds[i]
+      redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = QUEUE, ids = lifecycle[kind] }))
+    end
+    lifecycle = {}
+    lifecycleKinds = {}
+  end
 end
 
 --@
@@ -608,11 +638,13 @@ local function maintain()
       if rec and not rec.bad and rec.state == ACTIVE then
         rec.stalls = rec.stalls + 1
         note(rec, EV_STALLED)
+        lifecycleEvent("stalled", id)
         if rec.stalls > MAX_STALLS then
           expand(rec).err = stalledError(id, rec.stalls)
           finish(id, rec, FAILED)
           statFailures = statFailures + 1
           note(rec, EV_FAILED, "stalled")
+          lifecycleEvent("failed", id)
           touch(id, rec)
         else
           -- Due again from the moment its lease ended, so it keeps its place among equals.

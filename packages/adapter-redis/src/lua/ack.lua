@@ -69,6 +69,9 @@ for k = 1, #slow do
 end
 
 if #done > 0 then
+  if LIFECYCLE then
+    for i = 1, #done do lifecycleEvent("succeeded", done[i]) end
+  end
   -- Shrinking write first: acks go through even when Redis is out of memory.
   redis.call("ZREM", KA, unpack(done))
   flushRecords()

@@ -35,6 +35,8 @@ for i = 1, #ids do
         activeIds[#activeIds + 1] = id
         rec.flags = 1
       end
+      -- an active job's cancel is the "canceled" event at the end (it stops the holder)
+      if state ~= ACTIVE then lifecycleEvent("canceled", id) end
       finish(id, rec, CANCELED)
       note(rec, EV_CANCELED)
       touch(id, rec)

@@ -32,9 +32,11 @@ for i = 1, #ids do
       statFailures = statFailures + 1
       finish(id, rec, FAILED)
       note(rec, EV_FAILED, ARGV[at + 4])
+      lifecycleEvent("failed", id)
     else
       statRetries = statRetries + 1
       note(rec, EV_RETRYING, ARGV[at + 4])
+      lifecycleEvent("retrying", id)
       rec.due = runAt
       if runAt > NOW then
         rec.state = DELAYED

@@ -68,6 +68,8 @@ local function duplicate(i)
 end
 local created = {}
 local events = ARGV[7] == "1"
+-- created ids are listed for "put" events and for "published" lifecycle events
+local track = events or LIFECYCLE
 local w = #rawWrites
 local delayedAdd = {}
 local earliest = nil
@@ -114,7 +116,7 @@ if shared and not (sharedRunAt and sharedRunAt > NOW) then
         prioAdd[#prioAdd + 1] = pmember(NOW, seq, id)
       end
       cache[id] = CREATED
-      if events then created[#created + 1] = id end
+      if track then created[#created + 1] = id end
       if result then result[i] = 1 end
     end
   end
@@ -159,12 +161,15 @@ else
       end
       w = w + 2
       cache[id] = rec
-      if events then created[#created + 1] = id end
+      if track then created[#created + 1] = id end
       if result then result[i] = 1 end
     end
   end
 end
 
+if LIFECYCLE then
+  for i = 1, #created do lifecycleEvent("published", created[i]) end
+end
 -- The first write grows memory: under OOM the whole call is refused, nothing written.
 flushRecords()
 -- Idle workers block only when nothing was waiting: wake one on the empty -> non-empty edge.

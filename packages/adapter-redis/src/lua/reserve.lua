@@ -30,6 +30,7 @@ local consider
 -- Hand one job out: the next fencing token (returned), this call's lease, the wait sample
 -- and the reply row. Both ways of taking a job (take(), takeFresh()) end here.
 local function handOut(id, text, prio, attempt, publishedAt, due, malformed)
+  if LIFECYCLE then lifecycleEvent("started", id) end
   meta.tok = meta.tok + 1
   metaDirty = true
   waitSamples[#waitSamples + 1] = NOW - due
