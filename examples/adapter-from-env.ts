@@ -14,7 +14,11 @@ export async function adapterFromEnv(env = process.env): Promise<Adapter> {
     }
     case "redis": {
       const { createRedisAdapter } = await import("@tasklane/adapter-redis");
-      return createRedisAdapter({ connection: env.REDIS_URL ?? "redis://127.0.0.1:6379" });
+      return createRedisAdapter({
+        connection: env.REDIS_URL ?? "redis://127.0.0.1:6379",
+        // every instance announces its jobs' lifecycle, so tl.subscribe() sees them all
+        lifecycleEvents: true,
+      });
     }
     case "sqs": {
       const { createSqsAdapter } = await import("@tasklane/adapter-sqs");

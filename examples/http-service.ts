@@ -34,6 +34,12 @@ const tl = createTasklane({
 });
 const worker = tl.worker({ concurrency: 20 });
 await worker.start();
+// Failures of any instance's jobs, not only this one's (memory and Redis; SQS cannot).
+if (tl.adapter.capabilities.lifecycleEvents) {
+  await tl.subscribe((e) => {
+    if (e.type === "failed") console.warn(`job ${e.jobId} on ${e.queue} went to dead letters`);
+  });
+}
 
 const server = createServer(async (req, res) => {
   if (req.method === "GET" && req.url === "/health") {
