@@ -1,3 +1,7 @@
+/**
+ * ACL: a user whose key pattern is `~<prefix>:*` (and channels `&<prefix>:*`) runs every
+ * script of its prefix; another prefix's keys are refused with a typed error.
+ */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, RedisPermissionError } from "../src/index.ts";

@@ -1,3 +1,7 @@
+/**
+ * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Queues
+ * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
+ */
 import type { AdapterEvent } from "@tasklane/core";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,3 +1,10 @@
+/**
+ * TLS: connection options pass through to ioredis unchanged (`tls: { ca }`), and every
+ * connection the adapter makes speaks TLS: commands, the blocking connection of long polls
+ * (duplicated from the first) and the subscriber for events. A server certificate the
+ * client cannot verify, or a plain connection to a TLS port, fails with a typed error
+ * rather than hanging. The server listens for TLS only; the certificates are made per run.
+ */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
