@@ -7,6 +7,7 @@ import {
   fullCapabilities,
   QueueClosedError,
   type QueueOptions,
+  type SubscribeOptions,
   systemClock,
   validateQueueOptions,
 } from "@tasklane/core";
@@ -31,7 +32,10 @@ export interface MemoryAdapterOptions {
 /** The memory adapter: every optional method is present. */
 export interface MemoryAdapter extends Adapter {
   queue(name: string, options: QueueOptions): Promise<MemoryQueue>;
-  subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
+  subscribe(
+    listener: (event: AdapterEvent) => void,
+    options?: SubscribeOptions,
+  ): Promise<() => Promise<void>>;
 }
 
 const DEFAULT_MAX_JOBS = 1_000_000;
@@ -74,6 +78,8 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
   }
 
   const listeners = new Set<(event: AdapterEvent) => void>();
+  /** The listeners that also want lifecycle events (see SubscribeOptions). */
+  const lifecycleListeners = new Set<(event: AdapterEvent) => void>();
   const queues = new Map<string, MemoryQueueImpl>();
   const shared: AdapterShared = {
     clock,
@@ -92,7 +98,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
       }
     },
     report(type, queue, jobId) {
-      if (listeners.size === 0) return;
+      if (lifecycleListeners.size === 0) return;
       // Delivered once the operation that made them is whole (a listener that calls back
       // in sees it done), in the order they happened.
       if (pending.length === 0) queueMicrotask(deliver);
@@ -103,7 +109,15 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
   const deliver = (): void => {
     const events = pending;
     pending = [];
-    for (const event of events) shared.emit(event);
+    for (const event of events) {
+      for (const listener of lifecycleListeners) {
+        try {
+          listener(event);
+        } catch {
+          // as in emit()
+        }
+      }
+    }
   };
   const checkOpen = (): void => {
     if (shared.closed) throw new QueueClosedError("memory adapter");
@@ -129,13 +143,15 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
       return queue;
     },
 
-    async subscribe(listener) {
+    async subscribe(listener, options) {
       checkOpen();
       // Wrapped so that one function subscribed twice gets two independent subscriptions.
       const wrapped = (event: AdapterEvent): void => listener(event);
       listeners.add(wrapped);
+      if (options?.lifecycle !== false) lifecycleListeners.add(wrapped);
       return async () => {
         listeners.delete(wrapped);
+        lifecycleListeners.delete(wrapped);
       };
     },
 
@@ -143,6 +159,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
       if (shared.closed) return;
       shared.closed = true;
       listeners.clear();
+      lifecycleListeners.clear();
       for (const queue of queues.values()) queue.shutdown();
     },
   };

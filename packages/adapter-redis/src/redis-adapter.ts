@@ -6,6 +6,7 @@ import {
   fullCapabilities,
   QueueClosedError,
   type QueueOptions,
+  type SubscribeOptions,
   validateQueueOptions,
 } from "@tasklane/core";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
@@ -76,7 +77,10 @@ export interface RedisAdapterOptions {
 /** The Redis adapter: every optional method is present. */
 export interface RedisAdapter extends Adapter {
   queue(name: string, options: QueueOptions): Promise<RedisQueue>;
-  subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
+  subscribe(
+    listener: (event: AdapterEvent) => void,
+    options?: SubscribeOptions,
+  ): Promise<() => Promise<void>>;
 }
 
 /** The event types the scripts publish (see AdapterEvent); anything else is not ours. */
@@ -241,7 +245,8 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     );
     inFlight.add(settled);
   };
-  const listeners = new Set<(event: AdapterEvent) => void>();
+  /** Each listener, and whether it wants lifecycle events (see SubscribeOptions). */
+  const listeners = new Map<(event: AdapterEvent) => void, boolean>();
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
   const queues = new Map<string, RedisQueue>();
@@ -399,7 +404,10 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
       const event = { type, queue: parsed.q, jobId: decodeId(id) } as AdapterEvent;
-      for (const listener of listeners) {
+      // Workers subscribe without lifecycle events: they get canceled and put only.
+      const lifecycle = type !== "canceled" && type !== "put";
+      for (const [listener, wantsLifecycle] of listeners) {
+        if (lifecycle && !wantsLifecycle) continue;
         try {
           listener(event);
         } catch {
@@ -431,7 +439,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       return queue;
     },
 
-    async subscribe(listener) {
+    async subscribe(listener, options) {
       checkOpen();
       await init;
       if (subscriber === undefined) {
@@ -450,7 +458,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       }
       await subscribing;
       const wrapped = (event: AdapterEvent) => listener(event);
-      listeners.add(wrapped);
+      listeners.set(wrapped, options?.lifecycle !== false);
       return async () => {
         listeners.delete(wrapped);
       };

@@ -289,6 +289,14 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
         if (e.queue !== q.name) return;
         seen.set(e.jobId, [...(seen.get(e.jobId) ?? []), e.type]);
       });
+      // A worker's kind of subscription: lifecycle events need not reach it, and must not.
+      const quiet: string[] = [];
+      const unsubscribeQuiet = await h.adapter.subscribe?.(
+        (e) => {
+          if (e.queue === q.name && e.type !== "canceled" && e.type !== "put") quiet.push(e.type);
+        },
+        { lifecycle: false },
+      );
       try {
         const error = { name: "Error", message: "boom", reason: "error" as const };
         const [a, b, c, d] = [h.job(), h.job(), h.job(), h.job()];
@@ -326,8 +334,10 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
           "every lifecycle event",
         );
         expect(Object.fromEntries(Object.keys(want).map((id) => [id, seen.get(id)]))).toEqual(want);
+        expect(quiet).toEqual([]);
       } finally {
         await unsubscribe?.();
+        await unsubscribeQuiet?.();
       }
     });
 

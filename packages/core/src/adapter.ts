@@ -217,6 +217,15 @@ export type AdapterEvent =
   | { type: "put"; queue: string; jobId: string }
   | { type: LifecycleEventType; queue: string; jobId: string };
 
+export interface SubscribeOptions {
+  /**
+   * Also deliver lifecycle events (capability `lifecycleEvents`) and cancels of jobs
+   * nobody holds. A worker, which needs only the events that stop its handlers, passes
+   * false so an adapter need not hand it the rest. Default true.
+   */
+  lifecycle?: boolean;
+}
+
 /** Retention for finished jobs. Unset limits mean "no limit of that kind". */
 export interface RetentionPolicy {
   succeeded?: { maxAgeMs?: number; maxCount?: number };
@@ -343,7 +352,10 @@ export interface Adapter {
   /** Open (creating if needed) a queue. Calling twice with one name returns one queue. */
   queue(name: string, options: QueueOptions): Promise<Queue>;
   /** Cross-process events (capability `subscribe`). Returns an unsubscribe function. */
-  subscribe?(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
+  subscribe?(
+    listener: (event: AdapterEvent) => void,
+    options?: SubscribeOptions,
+  ): Promise<() => Promise<void>>;
   /** Idempotent. Later calls on the adapter or its queues throw QueueClosedError. */
   close(): Promise<void>;
 }

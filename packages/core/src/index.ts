@@ -24,6 +24,7 @@ export type {
   ReserveOptions,
   ReserveResult,
   RetentionPolicy,
+  SubscribeOptions,
 } from "./adapter.ts";
 export { fullCapabilities, PENDING_STATES, validateQueueOptions } from "./adapter.ts";
 export type {

@@ -928,7 +928,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       }));
       for (const ls of lanes) laneByFullName.set(ls.queue.name, ls);
       if (adapter.subscribe && caps.subscribe)
-        unsubscribe = await adapter.subscribe(onAdapterEvent);
+        unsubscribe = await adapter.subscribe(onAdapterEvent, { lifecycle: false });
       client.onLocalPublish.add(onLocalPublish);
       running = true;
       scheduleHeartbeat();
