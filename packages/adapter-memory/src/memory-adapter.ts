@@ -51,6 +51,17 @@ export const memoryCapabilities: Readonly<Capabilities> = fullCapabilities({
   timeResolutionMs: 1,
 });
 
+/** Call every listener. */
+function notify(listeners: ReadonlySet<(event: AdapterEvent) => void>, event: AdapterEvent): void {
+  for (const listener of listeners) {
+    try {
+      listener(event);
+    } catch {
+      // a failing listener must not break the operation that emitted, nor the others
+    }
+  }
+}
+
 /**
  * An in-process adapter: heap-ordered queues in memory, lazy lease reclaim and at most
  * one timer per queue, driven by an injectable clock. The embedded default and the
@@ -88,14 +99,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
     closed: false,
     handedSinceYield: 0,
     emit(event) {
-      for (const listener of listeners) {
-        try {
-          listener(event);
-        } catch {
-          // A failing listener must not break the cancel that emitted the event, nor
-          // the listeners after it.
-        }
-      }
+      notify(listeners, event);
     },
     report(type, queue, jobId) {
       if (lifecycleListeners.size === 0) return;
@@ -109,15 +113,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
   const deliver = (): void => {
     const events = pending;
     pending = [];
-    for (const event of events) {
-      for (const listener of lifecycleListeners) {
-        try {
-          listener(event);
-        } catch {
-          // as in emit()
-        }
-      }
-    }
+    for (const event of events) notify(lifecycleListeners, event);
   };
   const checkOpen = (): void => {
     if (shared.closed) throw new QueueClosedError("memory adapter");
