@@ -4,6 +4,8 @@ import {
   type Capabilities,
   ConfigError,
   fullCapabilities,
+  isLifecycleEvent,
+  LIFECYCLE_EVENT_TYPES,
   QueueClosedError,
   type QueueOptions,
   type SubscribeOptions,
@@ -87,12 +89,7 @@ export interface RedisAdapter extends Adapter {
 const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
   "canceled",
   "put",
-  "published",
-  "started",
-  "succeeded",
-  "retrying",
-  "failed",
-  "stalled",
+  ...LIFECYCLE_EVENT_TYPES,
 ]);
 
 /** 100 years: effectively unbounded, still exact in epoch-ms doubles. */
@@ -405,7 +402,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       if (typeof id !== "string") continue;
       const event = { type, queue: parsed.q, jobId: decodeId(id) } as AdapterEvent;
       // Workers subscribe without lifecycle events: they get canceled and put only.
-      const lifecycle = type !== "canceled" && type !== "put";
+      const lifecycle = isLifecycleEvent(event);
       for (const [listener, wantsLifecycle] of listeners) {
         if (lifecycle && !wantsLifecycle) continue;
         try {

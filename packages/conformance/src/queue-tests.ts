@@ -1,4 +1,9 @@
-import { type AdapterEvent, QueueClosedError, type ReservedJob } from "@tasklane/core";
+import {
+  type AdapterEvent,
+  isLifecycleEvent,
+  QueueClosedError,
+  type ReservedJob,
+} from "@tasklane/core";
 import { describe, expect, it } from "vitest";
 import type { Harness } from "./harness.ts";
 import type { ConformanceOptions } from "./index.ts";
@@ -293,7 +298,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
       const quiet: string[] = [];
       const unsubscribeQuiet = await h.adapter.subscribe?.(
         (e) => {
-          if (e.queue === q.name && e.type !== "canceled" && e.type !== "put") quiet.push(e.type);
+          if (e.queue === q.name && isLifecycleEvent(e)) quiet.push(e.type);
         },
         { lifecycle: false },
       );

@@ -198,13 +198,15 @@ export type CancelResult = "canceled" | "not_found" | "finished";
  * `failed` (dead letter set), `stalled` (its lease expired and the adapter took it back;
  * `failed` follows when that was one stall too many). Cancellations are `canceled` events.
  */
-export type LifecycleEventType =
-  | "published"
-  | "started"
-  | "succeeded"
-  | "retrying"
-  | "failed"
-  | "stalled";
+export const LIFECYCLE_EVENT_TYPES = [
+  "published",
+  "started",
+  "succeeded",
+  "retrying",
+  "failed",
+  "stalled",
+] as const;
+export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
 /**
  * Cross-process events an adapter can carry (capability `subscribe`): `canceled` (every
@@ -216,6 +218,13 @@ export type AdapterEvent =
   | { type: "canceled"; queue: string; jobId: string }
   | { type: "put"; queue: string; jobId: string }
   | { type: LifecycleEventType; queue: string; jobId: string };
+
+/** Whether an event only reports (a lifecycle event) rather than stopping a handler. */
+export function isLifecycleEvent(
+  event: AdapterEvent,
+): event is Extract<AdapterEvent, { type: LifecycleEventType }> {
+  return event.type !== "canceled" && event.type !== "put";
+}
 
 export interface SubscribeOptions {
   /**

@@ -26,7 +26,13 @@ export type {
   RetentionPolicy,
   SubscribeOptions,
 } from "./adapter.ts";
-export { fullCapabilities, PENDING_STATES, validateQueueOptions } from "./adapter.ts";
+export {
+  fullCapabilities,
+  isLifecycleEvent,
+  LIFECYCLE_EVENT_TYPES,
+  PENDING_STATES,
+  validateQueueOptions,
+} from "./adapter.ts";
 export type {
   PublishItem,
   PublishOptions,

@@ -31,15 +31,16 @@
  */
 import { EventEmitter } from "eventemitter3";
 import PQueue from "p-queue";
-import type {
-  AdapterEvent,
-  JobError,
-  Lock,
-  LockStatus,
-  NackItem,
-  Queue,
-  ReservedJob,
-  ReserveResult,
+import {
+  type AdapterEvent,
+  isLifecycleEvent,
+  type JobError,
+  type Lock,
+  type LockStatus,
+  type NackItem,
+  type Queue,
+  type ReservedJob,
+  type ReserveResult,
 } from "./adapter.ts";
 import type { ClientInternals } from "./client.ts";
 import { sleep } from "./clock.ts";
@@ -734,7 +735,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const onAdapterEvent = (event: AdapterEvent) => {
     // Only these two stop a handler; lifecycle events (another worker's "started", ...)
     // only report.
-    if (event.type !== "canceled" && event.type !== "put") return;
+    if (isLifecycleEvent(event)) return;
     const ls = laneByFullName.get(event.queue);
     if (!ls) return;
     const h = ls.held.get(event.jobId);
