@@ -92,6 +92,26 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
       expect(got.find((j) => j.id === job.id)?.payload).toBe(job.payload);
     });
 
+    it("still refuses a caller's duplicate id in a batch of fresh (client-generated) ids", async (ctx) => {
+      const h = get();
+      if (!h.caps.dedup) return ctx.skip();
+      const q = await h.freshQueue();
+      // freshId lets an adapter skip the check for an id the client generated; an id the
+      // caller chose (no freshId) must still be looked up, also when the rest are fresh.
+      const mine = h.job();
+      await q.put([mine]);
+      const a = h.job({ freshId: true });
+      const b = h.job({ freshId: true });
+      expect(await q.put([a, { ...mine, payload: '"second"' }, b])).toEqual([
+        { id: a.id, status: "created" },
+        { id: mine.id, status: "duplicate" },
+        { id: b.id, status: "created" },
+      ]);
+      const got = await h.reserveAll(q, 3, 10 * h.unit);
+      expect(got.map((j) => j.id).sort()).toEqual([mine.id, a.id, b.id].sort());
+      expect(got.find((j) => j.id === mine.id)?.payload).toBe(mine.payload);
+    });
+
     it("gives parallel reserves disjoint jobs", async () => {
       const h = get();
       const q = await h.freshQueue();

@@ -98,6 +98,33 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
         });
     });
 
+    it("publishMany refuses an item whose jobId exists, among items with generated ids", async (ctx) => {
+      const h = get();
+      if (!h.caps.dedup) return ctx.skip();
+      const task = defineTask({
+        name: "once",
+        queue: "work",
+        schema: z.object({ n: z.number() }),
+        run: () => {},
+      });
+      const { tl } = setup(h, { tasks: [task] });
+      expect(await tl.publish(task, { n: 0 }, { jobId: "order-7" })).toEqual({
+        id: "order-7",
+        status: "created",
+      });
+      const results = await tl.publishMany(task, [
+        { payload: { n: 1 } },
+        { payload: { n: 2 }, jobId: "order-7" },
+        { payload: { n: 3 } },
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["created", "duplicate", "created"]);
+      expect(results[1]?.id).toBe("order-7");
+      if (h.caps.get) {
+        const info = await tl.queue("work").get("order-7");
+        expect(JSON.parse(info?.payload ?? "null")).toEqual({ n: 0 });
+      }
+    });
+
     it("retries a failing job with exponential backoff", async () => {
       const h = get();
       const base = 2 * h.unit;

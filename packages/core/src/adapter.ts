@@ -57,6 +57,14 @@ export interface JobError {
 export interface NewJob {
   /** Unique within the queue. A second put with the same id is a "duplicate" and a no-op. */
   id: string;
+  /**
+   * True when the client generated `id` itself (a random version 4 UUID: 122 random bits
+   * from the CSPRNG) rather than taking the caller's `jobId`. No job can have such an id
+   * yet, so an adapter may skip its duplicate check for the job (the Redis adapter then
+   * saves a hash lookup per job). Set only by the client, never for a caller's id: an
+   * adapter that skips the check trusts it. Default false.
+   */
+  freshId?: boolean;
   /** Task name, used by the worker to find the handler. */
   task: string;
   /** Encoded JSON payload (opaque to the adapter). */

@@ -371,12 +371,14 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         `the maximum is ${adapter.capabilities.maxDelayMs} ms`,
       );
     }
-    const jobId = opts.jobId ?? createJobId();
+    const freshId = opts.jobId === undefined;
+    const jobId = freshId ? createJobId() : opts.jobId;
     if (typeof jobId !== "string" || jobId.length === 0 || jobId.length > 128) {
       throw new ConfigError(fieldOf(index, "jobId"), jobId, "must be a string of 1-128 characters");
     }
     const job: NewJob = {
       id: jobId,
+      freshId,
       task: task.name,
       payload: encoded,
       priority,
