@@ -1024,7 +1024,9 @@ describe("bad input and failures", () => {
       }, "a typed failure");
       const started = performance.now();
       await expect(q.put([job()])).rejects.toBeInstanceOf(RedisUnavailableError);
-      expect(performance.now() - started).toBeLessThan(100);
+      // Fail fast, not hang: a queued command would wait for the reconnect (seconds, or
+      // forever). Generous bound for a loaded CI machine; typically under 1 ms.
+      expect(performance.now() - started).toBeLessThan(1_000);
       // Once a reconnect has been refused, the error says so (ioredis's own error for a
       // call it gives up on does not).
       await waitFor(async () => {
