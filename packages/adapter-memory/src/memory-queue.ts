@@ -107,6 +107,8 @@ const LIFECYCLE: Partial<Record<JobEvent["event"], LifecycleEventType>> = {
   retrying: "retrying",
   failed: "failed",
   stalled: "stalled",
+  released: "released",
+  retried: "retried",
 };
 
 interface RetentionRule {
@@ -619,6 +621,7 @@ export class MemoryQueueImpl implements MemoryQueue {
       if (rec.state === "waiting") this.ready.remove(rec);
       else if (rec.state === "delayed") this.delayed.remove(rec);
       this.drop(rec);
+      this.shared.report("deleted", this.name, id);
       removed++;
     }
     if (removed > 0) this.armWakeTimer();

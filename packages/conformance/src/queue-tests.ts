@@ -324,7 +324,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
       );
       try {
         const error = { name: "Error", message: "boom", reason: "error" as const };
-        const [a, b, c, d] = [h.job(), h.job(), h.job(), h.job()];
+        const [a, b, c, d, e] = [h.job(), h.job(), h.job(), h.job(), h.job()];
         await q.put([a, b]);
         // a duplicate is not published again
         expect(await q.put([a])).toEqual([{ id: a.id, status: "duplicate" }]);
@@ -353,6 +353,27 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
           await q.put([d]);
           expect(await q.cancel?.([d.id])).toEqual(["canceled"]);
           want[d.id] = ["published", "canceled"];
+        }
+        // e: handed back unrun, then run and failed; out of the dead letter set again, and
+        // gone; b and c (failed) too
+        await q.put([e]);
+        const [first] = await h.reserveAll(q, 1, 30 * h.unit);
+        expect(await q.release([{ lock: (first as ReservedJob).lock, uncounted: true }])).toEqual([
+          "ok",
+        ]);
+        const [second] = await h.reserveAll(q, 1, 30 * h.unit);
+        expect(await q.nack([{ lock: (second as ReservedJob).lock, dead: true, error }])).toEqual([
+          "ok",
+        ]);
+        want[e.id] = ["published", "started", "released", "started", "failed"];
+        if (h.caps.retryFailed) {
+          expect(await q.retryFailed?.([e.id])).toBe(1);
+          want[e.id]?.push("retried");
+        }
+        if (h.caps.delete) {
+          expect(await q.delete?.([e.id, b.id])).toBe(2);
+          want[e.id]?.push("deleted");
+          want[b.id]?.push("deleted");
         }
         await h.waitFor(
           () => Object.keys(want).every((id) => seen.get(id)?.length === want[id]?.length),

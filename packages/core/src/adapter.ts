@@ -204,7 +204,10 @@ export type CancelResult = "canceled" | "not_found" | "finished";
  * subscriber, in any process: `published` (stored; not for a duplicate), `started` (handed
  * to a worker), `succeeded`, `retrying` (an attempt failed and the job is due again),
  * `failed` (dead letter set), `stalled` (its lease expired and the adapter took it back;
- * `failed` follows when that was one stall too many). Cancellations are `canceled` events.
+ * `failed` follows when that was one stall too many), `released` (its worker handed it
+ * back unrun, e.g. at shutdown: waiting again), `retried` (`retryFailed` took it out of
+ * the dead letter set: waiting again), `deleted` (`delete` removed it). Cancellations are
+ * `canceled` events. Every event but `deleted` matches an entry of the job's history.
  */
 export const LIFECYCLE_EVENT_TYPES = [
   "published",
@@ -213,6 +216,9 @@ export const LIFECYCLE_EVENT_TYPES = [
   "retrying",
   "failed",
   "stalled",
+  "released",
+  "retried",
+  "deleted",
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 

@@ -120,9 +120,10 @@ export interface Tasklane {
   /**
    * Events of this client's queues from every process (capability `subscribe`, else
    * UnsupportedError): `canceled` and `put`, and where the adapter has capability
-   * `lifecycleEvents` also `published`, `started`, `succeeded`, `retrying`, `failed` and
-   * `stalled` (the Redis adapter publishes those when created with `lifecycleEvents: true`
-   * in the processes that publish and run the jobs). `queue` is the config name. Delivery
+   * `lifecycleEvents` also the lifecycle events of `LIFECYCLE_EVENT_TYPES` (`published`,
+   * `started`, `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`,
+   * `deleted`; the Redis adapter publishes those when created with `lifecycleEvents: true`
+   * in the processes that publish, run and manage the jobs). `queue` is the config name. Delivery
    * is at most once. Resolves once subscribed; call the function it returns to stop.
    */
   subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;

@@ -286,26 +286,28 @@ local function touch(id, rec)
   end
 end
 
--- Write every touched record, and the fast paths' raw records, in one HSET.
+-- Write every touched record, and the fast paths' raw records, in one HSET; then publish
+-- the call's lifecycle events (also when nothing was written: delete only removes).
 local function flushRecords()
   local args, n = rawWrites, #rawWrites
-  if n == 0 and #dirtyOrder == 0 then return end
-  for i = 1, #dirtyOrder do
-    local id = dirtyOrder[i]
-    local rec = cache[id]
-    -- a record deleted after it was touched in this call is not written back
-    if type(rec) == "table" and not rec.bad then
-      args[n + 1] = id
-      args[n + 2] = encode(rec)
-      n = n + 2
+  if n > 0 or #dirtyOrder > 0 then
+    for i = 1, #dirtyOrder do
+      local id = dirtyOrder[i]
+      local rec = cache[id]
+      -- a record deleted after it was touched in this call is not written back
+      if type(rec) == "table" and not rec.bad then
+        args[n + 1] = id
+        args[n + 2] = encode(rec)
+        n = n + 2
+      end
     end
+    for i = 1, n, 7998 do
+      redis.call("HSET", KJ, unpack(args, i, math.min(i + 7997, n)))
+    end
+    rawWrites = {}
+    dirty = {}
+    dirtyOrder = {}
   end
-  for i = 1, n, 7998 do
-    redis.call("HSET", KJ, unpack(args, i, math.min(i + 7997, n)))
-  end
-  rawWrites = {}
-  dirty = {}
-  dirtyOrder = {}
   if #lifecycleKinds > 0 then
     for i = 1, #lifecycleKinds do
       local kind = lifecycleKinds[i]

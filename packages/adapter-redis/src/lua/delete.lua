@@ -25,6 +25,7 @@ for i = 1, #ids do
       end
       seen[id] = true
       removed[#removed + 1] = id
+      lifecycleEvent("deleted", id)
     elseif rec.state ~= ACTIVE then
       local state = rec.state
       if state == WAITING then
@@ -42,6 +43,7 @@ for i = 1, #ids do
       seen[id] = true
       cache[id] = false
       removed[#removed + 1] = id
+      lifecycleEvent("deleted", id)
     end
   end
 end

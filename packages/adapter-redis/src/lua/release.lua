@@ -24,6 +24,7 @@ for i = 1, #ids do
     rec.attempt = rec.attempt - 1
     rec.due = NOW
     note(rec, EV_RELEASED)
+    lifecycleEvent("released", id)
     touch(id, rec)
     done[#done + 1] = id
     back[#back + 1] = { id, rec }

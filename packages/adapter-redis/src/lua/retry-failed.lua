@@ -23,6 +23,7 @@ for i = 1, #ids do
   if rec and rec.bad and all then
     -- undecodable, yet listed as failed: hand it out again (as malformed)
     moved[#moved + 1] = id
+    lifecycleEvent("retried", id)
     listAppend[#listAppend + 1] = id
     meta.wl = meta.wl + 1
     metaDirty = true
@@ -32,6 +33,7 @@ for i = 1, #ids do
     rec.fin = 0
     rec.due = NOW
     note(rec, EV_RETRIED)
+    lifecycleEvent("retried", id)
     makeWaiting(id, rec)
     touch(id, rec)
     moved[#moved + 1] = id
