@@ -123,8 +123,9 @@ export interface Tasklane {
    * `lifecycleEvents` also the lifecycle events of `LIFECYCLE_EVENT_TYPES` (`published`,
    * `started`, `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`,
    * `deleted`; the Redis adapter publishes those when created with `lifecycleEvents: true`
-   * in the processes that publish, run and manage the jobs). `queue` is the config name. Delivery
-   * is at most once. Resolves once subscribed; call the function it returns to stop.
+   * in the processes that publish, run and manage the jobs). `queue` is the config name.
+   * Delivery is at most once. Resolves once subscribed; call the function it returns to
+   * stop.
    */
   subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
   /** Stop every worker (gracefully, within `graceMs`) and close the adapter. Idempotent. */
