@@ -55,11 +55,12 @@ export interface RedisAdapterOptions {
   putEvents?: boolean;
   /**
    * Publish lifecycle events (pub/sub, on the events channel) for every job this adapter's
-   * scripts move: `published`, `started`, `succeeded`, `retrying`, `failed`, `stalled`, and
-   * `canceled` for waiting and delayed jobs too (see core's LifecycleEventType). Turn it
-   * on in the processes that publish and run jobs; any process's `subscribe()` (or
-   * `tl.subscribe()`) then sees them. Costs one PUBLISH per kind of event per script call
-   * (a JSON list of the call's ids) and a message to every subscriber, workers included.
+   * scripts move: every type of core's LIFECYCLE_EVENT_TYPES (`published`, `started`,
+   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`), and
+   * `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
+   * run and manage jobs; any process's `subscribe()` (or `tl.subscribe()`) then sees them.
+   * Costs one PUBLISH per kind of event per script call (a JSON list of the call's ids)
+   * and a message to every subscriber, workers included.
    * Default false (capability `lifecycleEvents` false).
    */
   lifecycleEvents?: boolean;

@@ -177,8 +177,9 @@ export class RedisQueue implements Required<Queue> {
     // Flags (see lua/put.lua): "e" put events; "f" every id fresh (NewJob.freshId), so the
     // script looks none up. One caller's id in the call and every id is checked.
     const fresh = jobs.every((job) => job.freshId === true);
-    const flags = this.shared.putEvents ? (fresh ? "ef" : "e") : fresh ? "f" : "";
-    const args: Array<string | number | Buffer> = [flags];
+    const args: Array<string | number | Buffer> = [
+      (this.shared.putEvents ? "e" : "") + (fresh ? "f" : ""),
+    ];
     const first = jobs[0] as NewJob;
     const priority = priorityArg(first);
     const runAt = runAtArg(first);

@@ -536,9 +536,8 @@ describe("subscribe", () => {
     const other = createTasklane({
       adapter,
       clock,
+      ...config,
       namespace: "v2",
-      queues: [{ name: "default" }],
-      tasks: [task],
       closeAdapter: false,
     });
     open.push(runner, watcher, other);
