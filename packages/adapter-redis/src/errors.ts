@@ -68,3 +68,8 @@ export function mapRedisError(what: string, error: unknown): TasklaneError {
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }
+
+/** FCALL of a function the server does not have (FUNCTION FLUSH, a new node, ...). */
+export function isFunctionMissing(error: unknown): boolean {
+  return error instanceof Error && /^ERR Function not found/i.test(error.message);
+}

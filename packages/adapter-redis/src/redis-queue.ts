@@ -30,7 +30,7 @@ import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type QueueKeys, queueKeys } from "./keys.ts";
 import { packJobs } from "./put-batch.ts";
 import type { AdapterShared, FollowUp } from "./redis-adapter.ts";
-import { runScript, SCRIPTS, type ScriptName } from "./scripts.ts";
+import { runScript, SCRIPTS, type ScriptName, sendScript } from "./scripts.ts";
 
 const STATE_CODES: Record<JobState, number> = {
   waiting: 1,
@@ -112,6 +112,7 @@ export class RedisQueue implements Required<Queue> {
       this.keys.all,
       this.common.concat(args as string[]),
       `${script} on queue "${this.name}"`,
+      this.shared.scripting,
     );
     this.shared.track(call);
     return call;
@@ -289,11 +290,12 @@ export class RedisQueue implements Required<Queue> {
    * now, the delivery not counted), also while the adapter closes.
    */
   private reserveBehindBlock(args: Array<string | number>): FollowUp {
-    const script = SCRIPTS.reserve;
     const keys = this.keys.all;
     const common = this.common;
+    const mode = this.shared.scripting;
     return {
-      send: (conn) => conn.evalsha(script.sha, keys.length, ...keys, ...common, ...args),
+      send: (conn) =>
+        sendScript(conn, mode, SCRIPTS.reserve, keys, common.concat(args as string[])),
       orphan: async (reply) => {
         const jobs = Array.isArray(reply) ? parseReserve(reply).jobs : [];
         if (jobs.length === 0) return;

@@ -13,17 +13,29 @@ let admin: Redis;
 beforeAll(async () => {
   server = await startRedis();
   admin = new Redis(server.port, server.host);
-  await admin.acl(
-    "SETUSER",
-    "app",
-    "on",
-    ">secret",
-    "resetkeys",
-    "~app:*",
-    "resetchannels",
-    "&app:*",
-    "+@all",
-  );
+  const user = (name: string, ...extra: string[]) =>
+    admin.acl(
+      "SETUSER",
+      name,
+      "on",
+      ">secret",
+      "resetkeys",
+      "~app:*",
+      "resetchannels",
+      "&app:*",
+      "+@all",
+      ...extra,
+    );
+  await user("app");
+  // The same, without FUNCTION: the adapter runs its scripts by EVALSHA instead.
+  await user("evalonly", "-function");
+});
+
+const as = (username: string) => ({
+  host: server.host,
+  port: server.port,
+  username,
+  password: "secret",
 });
 
 afterAll(async () => {
@@ -32,14 +44,23 @@ afterAll(async () => {
 });
 
 describe("ACL", () => {
-  it("runs every script as a user limited to its prefix", async () => {
-    const adapter = createRedisAdapter({
-      connection: { host: server.host, port: server.port, username: "app", password: "secret" },
-      prefix: "app",
-    });
+  it.each([
+    ["app", "functions"],
+    ["evalonly", "eval"],
+  ])("runs every script as a user limited to its prefix (%s: %s)", async (user, mode) => {
+    const adapter = createRedisAdapter({ connection: as(user), prefix: "app" });
+    const calls = async () => {
+      const stats = (await admin.info("commandstats")) as string;
+      return Number(
+        new RegExp(`cmdstat_${mode === "functions" ? "fcall" : "evalsha"}:calls=(\\d+)`).exec(
+          stats,
+        )?.[1] ?? 0,
+      );
+    };
+    const before = await calls();
     try {
       const unsubscribe = await adapter.subscribe(() => {});
-      const q = await adapter.queue("work", {
+      const q = await adapter.queue(`work-${user}`, {
         maxStalls: 1,
         historyLimit: 5,
         maxConcurrency: 10,
@@ -81,16 +102,30 @@ describe("ACL", () => {
       await q.resume();
       expect((await q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 1_000 })).jobs).toHaveLength(1);
       await unsubscribe();
+      // every call above ran in the mode "auto" chose for this user
+      expect((await calls()) - before).toBeGreaterThan(15);
+    } finally {
+      await adapter.close();
+    }
+  });
+
+  it("refuses to start in functions mode when the ACL refuses FUNCTION", async () => {
+    const adapter = createRedisAdapter({
+      connection: as("evalonly"),
+      prefix: "app",
+      scripting: "functions",
+    });
+    try {
+      const failed = adapter.queue("work", { maxStalls: 1, historyLimit: 5 });
+      await expect(failed).rejects.toBeInstanceOf(RedisPermissionError);
+      await expect(failed).rejects.toThrow(/function library tasklane_/);
     } finally {
       await adapter.close();
     }
   });
 
   it("refuses another prefix's keys with a typed error", async () => {
-    const adapter = createRedisAdapter({
-      connection: { host: server.host, port: server.port, username: "app", password: "secret" },
-      prefix: "other",
-    });
+    const adapter = createRedisAdapter({ connection: as("app"), prefix: "other" });
     try {
       const q = await adapter.queue("work", { maxStalls: 1, historyLimit: 5 });
       await expect(q.put([job()])).rejects.toBeInstanceOf(RedisPermissionError);

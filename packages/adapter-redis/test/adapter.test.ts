@@ -18,6 +18,7 @@ import {
   createRedisAdapter,
   decodeId,
   encodeId,
+  LIBRARY,
   queueKeys,
   type RedisAdapter,
   RedisOutOfMemoryError,
@@ -65,6 +66,14 @@ const fresh = (extra: Partial<typeof opts & { maxConcurrency: number }> = {}) =>
 const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
   await q.put([job()]);
   expect((await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 })).jobs).toHaveLength(1);
+};
+
+/** Calls of the script commands so far (INFO commandstats). */
+const commandCalls = async () => {
+  const stats = (await raw.info("commandstats")) as string;
+  const calls = (name: string) =>
+    Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  return { fcall: calls("fcall"), evalsha: calls("evalsha"), eval: calls("eval") };
 };
 
 /** Puts go out together at the end of the tick they were made in (see RedisQueue.put). */
@@ -121,14 +130,65 @@ describe("scripts", () => {
     expect(SCRIPTS.reserve.source.startsWith(`-- tasklane@${VERSION}:reserve`)).toBe(true);
   });
 
-  it("keep working after SCRIPT FLUSH (NOSCRIPT recovery)", async () => {
-    const q = await fresh();
-    await q.put([job()]);
-    await raw.script("FLUSH");
-    const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
-    expect(r.jobs).toHaveLength(1);
-    await raw.script("FLUSH");
-    expect(await q.ack([r.jobs[0]!.lock])).toEqual(["ok"]);
+  it("run as one function library by default, loaded when the adapter starts", async () => {
+    await raw.call("FUNCTION", "FLUSH");
+    const own = createRedisAdapter({ connection: server.url, prefix });
+    try {
+      const q = await own.queue("library", opts); // resolves once the adapter has started
+      const libraries = (await raw.call("FUNCTION", "LIST", "LIBRARYNAME", LIBRARY.name)) as [
+        string,
+        string,
+      ][];
+      expect(libraries).toHaveLength(1);
+      expect(LIBRARY.name).toMatch(
+        new RegExp(`^tasklane_${VERSION.replace(/\W/g, "_")}_[0-9a-f]{12}$`),
+      );
+      expect(SCRIPTS.reserve.fn).toBe(`${LIBRARY.name}_reserve`);
+      const calls = await commandCalls();
+      await q.put([job()]);
+      const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
+      expect(await q.ack([r.jobs[0]!.lock])).toEqual(["ok"]);
+      const after = await commandCalls();
+      expect(after.fcall - calls.fcall).toBe(3);
+      expect(after.evalsha - calls.evalsha).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it.each([
+    ["functions", "FUNCTION"],
+    ["eval", "SCRIPT"],
+  ] as const)(
+    "keep working when the server forgets them (%s, %s FLUSH)",
+    async (scripting, kind) => {
+      const own = createRedisAdapter({ connection: server.url, prefix, scripting });
+      try {
+        const q = await own.queue(`flush-${randomUUID().slice(0, 8)}`, opts);
+        await q.put([job()]);
+        await raw.call(kind, "FLUSH");
+        const calls = await commandCalls();
+        const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
+        expect(r.jobs).toHaveLength(1);
+        await raw.call(kind, "FLUSH");
+        expect(await q.ack([r.jobs[0]!.lock])).toEqual(["ok"]);
+        const after = await commandCalls();
+        // each call met the missing code once and ran again: the library loaded, or EVAL
+        if (scripting === "functions") expect(after.fcall - calls.fcall).toBe(4);
+        else expect([after.fcall - calls.fcall, after.eval - calls.eval]).toEqual([0, 2]);
+      } finally {
+        await own.close();
+      }
+    },
+  );
+
+  it("refuse an unknown scripting mode, naming the option", () => {
+    expect(() =>
+      createRedisAdapter({ connection: server.url, scripting: "lua" as "eval" }),
+    ).toThrow(ConfigError);
+    expect(() =>
+      createRedisAdapter({ connection: server.url, scripting: "lua" as "eval" }),
+    ).toThrow(/scripting/);
   });
 
   it("keep every key of a queue in one hash slot, under the prefix", () => {
@@ -158,15 +218,20 @@ describe("scripts", () => {
   it("knows the byte positions the fast paths patch and decode reads (_common.lua)", async () => {
     const common = readFileSync(new URL("../src/lua/_common.lua", import.meta.url), "utf8");
     const from = common.indexOf("local HEADER_FIXED");
-    const to = common.indexOf("-- A fresh record's first");
+    const to = common.indexOf("-- states");
     const lua = `${common.slice(from, to)}
       return {
         AT_HCOUNT, struct.size(">BHHB") + 1, AT_FIN, struct.size(">BHHBBI4") + 1,
         AT_EXP, struct.size(">BHHBBI4d") + 1, HEADER_LEN, struct.size(HEADER),
         struct.size(HEADER_FIXED), PREFIX_LEN, struct.size(PREFIX), PREFIX_ORDER,
+        -- the formats written out as literals (see _common.lua) are the ones they spell
+        HEADER == HEADER_FIXED .. string.sub(HEADER_REST, 2) and 1 or 0,
+        FRESH == ">B" .. string.sub(PREFIX, 2) and 1 or 0,
       }`;
+    const reply = (await raw.eval(lua, 0)) as Array<number | string>;
+    expect(reply.slice(-2)).toEqual([1, 1]);
     const [hcount, hcountWant, fin, finWant, exp, expWant, len, lenWant, fixed, ...prefix] =
-      (await raw.eval(lua, 0)) as [...number[], string];
+      reply.slice(0, -2) as [...number[], string];
     expect([hcount, fin, exp, len]).toEqual([hcountWant, finWant, expWant, lenWant]);
     // the body's prefix: its length, and decode()'s priority and seq are its first fields
     expect(prefix).toEqual([20, 20, ">hI6"]);
@@ -203,9 +268,9 @@ describe("scripts", () => {
     check(parseSummary(twice ?? null));
   });
 
-  it("are loaded when the adapter starts, so first calls run by SHA", async () => {
+  it("are loaded when an EVAL-mode adapter starts, so first calls run by SHA", async () => {
     await raw.script("FLUSH");
-    const own = createRedisAdapter({ connection: server.url, prefix });
+    const own = createRedisAdapter({ connection: server.url, prefix, scripting: "eval" });
     try {
       await own.queue("loaded", opts); // resolves once the adapter has started
       const shas = Object.values(SCRIPTS).map((s) => s.sha);
@@ -409,11 +474,8 @@ describe("ordering", () => {
   it("sends puts made in one turn of the event loop as one call, each with its results", async () => {
     const q = await fresh();
     const warm = job();
-    await q.put([warm]); // the script is cached: one EVALSHA per call from here on
-    const calls = async () => {
-      const stats = (await raw.info("commandstats")) as string;
-      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
-    };
+    await q.put([warm]); // the library is loaded: one FCALL per call from here on
+    const calls = async () => (await commandCalls()).fcall;
     const before = await calls();
     const singles = Array.from({ length: 50 }, () => job());
     const pair = [job(), singles[3] as NewJob]; // the second names a job put just before
@@ -985,28 +1047,38 @@ describe("bad input and failures", () => {
     }
   });
 
-  it("surfaces OOM on publish as a typed error while workers keep draining", async () => {
-    const small = await startRedis(["--maxmemory", "2mb"]);
-    const own = createRedisAdapter({ connection: small.url });
-    try {
-      const q = await own.queue("oom", { ...opts, retention: { succeeded: { maxCount: 0 } } });
-      const big = "x".repeat(20_000);
-      let refused: unknown;
-      for (let i = 0; i < 500 && refused === undefined; i++) {
-        await q.put([job({ payload: JSON.stringify(big) })]).catch((e: unknown) => {
-          refused = e;
-        });
+  it.each(["functions", "eval"] as const)(
+    "surfaces OOM on publish as a typed error while workers keep draining (%s)",
+    async (scripting) => {
+      const small = await startRedis(["--maxmemory", "2mb"]);
+      const own = createRedisAdapter({ connection: small.url, scripting });
+      try {
+        const q = await own.queue("oom", { ...opts, retention: { succeeded: { maxCount: 0 } } });
+        const big = "x".repeat(20_000);
+        let refused: unknown;
+        for (let i = 0; i < 500 && refused === undefined; i++) {
+          await q.put([job({ payload: JSON.stringify(big) })]).catch((e: unknown) => {
+            refused = e;
+          });
+        }
+        expect(refused).toBeInstanceOf(RedisOutOfMemoryError);
+        expect((refused as RedisOutOfMemoryError).code).toBe("ADAPTER");
+        const r = await q.reserve({ limit: 8, leaseMs: 10_000, waitMs: 0 });
+        expect(r.jobs.length).toBe(8);
+        const [a, b, c, d, ...rest] = r.jobs.map((j) => j.lock) as [Lock, Lock, Lock, Lock];
+        // everything a worker does while draining: heartbeats, retries, hand-backs, acks
+        expect(await q.extend([a, b], 10_000)).toEqual(["ok", "ok"]);
+        const error = { name: "Error", message: "boom", reason: "error" as const };
+        expect(await q.nack([{ lock: b, error, runAt: Date.now() + 60_000 }])).toEqual(["ok"]);
+        expect(await q.release([{ lock: c, uncounted: true }])).toEqual(["ok"]);
+        expect(await q.ack([a, d, ...rest])).toEqual(["ok", "ok", "ok", "ok", "ok", "ok"]);
+        expect((await q.counts()).active).toBe(0);
+      } finally {
+        await own.close();
+        await small.stop();
       }
-      expect(refused).toBeInstanceOf(RedisOutOfMemoryError);
-      expect((refused as RedisOutOfMemoryError).code).toBe("ADAPTER");
-      const r = await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 });
-      expect(r.jobs.length).toBe(5);
-      expect(await q.ack(r.jobs.map((j) => j.lock))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
-    } finally {
-      await own.close();
-      await small.stop();
-    }
-  });
+    },
+  );
 
   it("fails fast with a typed error while Redis is down", async () => {
     const doomed = await startRedis();

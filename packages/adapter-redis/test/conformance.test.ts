@@ -11,10 +11,18 @@ afterAll(async () => {
   await server?.stop();
 });
 
-runConformanceSuite({
-  name: "redis",
-  // Lifecycle events on: their conformance test runs, and every worker test then sees
-  // events that must not stop its handlers.
-  createAdapter: async () =>
-    createRedisAdapter({ connection: server.url, prefix: uniquePrefix(), lifecycleEvents: true }),
-});
+// Both forms of the scripts: the function library (the default on Redis 7+ and Valkey) and
+// EVAL (Redis 6.2, or an ACL without FUNCTION). Lifecycle events on: their conformance
+// test runs, and every worker test then sees events that must not stop its handlers.
+for (const scripting of ["functions", "eval"] as const) {
+  runConformanceSuite({
+    name: scripting === "functions" ? "redis" : "redis (eval)",
+    createAdapter: async () =>
+      createRedisAdapter({
+        connection: server.url,
+        prefix: uniquePrefix(),
+        lifecycleEvents: true,
+        scripting,
+      }),
+  });
+}

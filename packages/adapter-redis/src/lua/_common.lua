@@ -30,9 +30,10 @@
 -- first promotes due delayed jobs and reclaims expired leases (both sorted by due time), so
 -- appends happen in due order.
 --
--- OOM: legacy (flagless) scripts are refused a memory-growing command only while they have
--- not written yet, so scripts that must work when Redis is out of memory (reserve, ack,
--- nack, cancel) write with a shrinking command first (LPOP, ZREM).
+-- OOM (maxmemory reached): put must be refused whole, every other writing script must run
+-- (workers drain the queue). As functions, scripts.ts flags those `allow-oom`. EVAL scripts
+-- are refused a memory-growing command only until they have written, so their EVAL form
+-- starts with a write that changes nothing (HDEL of a field that never exists).
 --
 -- SECTIONS. A line "--@" starts a section. Everything before the first one goes into every
 -- script; a section goes into a script only when the script, or a section it takes,
@@ -42,29 +43,34 @@
 -- EVALSHAs; a one-job ack or put needs a third of them. A section may refer to locals of
 -- earlier sections and to the forward-declared flush functions only.
 
+-- EVAL form only (Redis 6.2 replicates a script's effects only when asked; functions always
+-- do, and the library leaves this line out).
 pcall(function() redis.replicate_commands() end)
 
-local KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local KS, KF, KC, KK, KT = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
-local QUEUE = ARGV[1]
-local MAX_STALLS = tonumber(ARGV[2])
-local HISTORY_LIMIT = tonumber(ARGV[3])
-local MAX_CONC = tonumber(ARGV[4])
-local RETENTION_SPEC = ARGV[5]
+local KM, KJ, KW, KP, KD, KA, KS, KF, KC, KK, KT
+local QUEUE, MAX_STALLS, HISTORY_LIMIT, MAX_CONC, RETENTION_SPEC, CHANNEL, LIFECYCLE
+-- NOW as a score argument (NOW_TEXT): converted once per call rather than once per job.
+local NOW, NOW_TEXT
+--{
+KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+KS, KF, KC, KK, KT = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+QUEUE = ARGV[1]
+MAX_STALLS = tonumber(ARGV[2])
+HISTORY_LIMIT = tonumber(ARGV[3])
+MAX_CONC = tonumber(ARGV[4])
+RETENTION_SPEC = ARGV[5]
 -- A channel name ends in ":events", so the "\nlifecycle" flag cannot be part of one.
-local CHANNEL, LIFECYCLE = ARGV[6], false
+CHANNEL, LIFECYCLE = ARGV[6], false
 if string.sub(CHANNEL, -10) == "\nlifecycle" then
   CHANNEL = string.sub(CHANNEL, 1, -11)
   LIFECYCLE = true
 end
-
-local NOW
 do
   local t = redis.call("TIME")
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
--- NOW as a score argument, converted once per call rather than once per job.
-local NOW_TEXT = string.format("%d", NOW)
+NOW_TEXT = string.format("%d", NOW)
+--}
 
 -- JOB RECORDS. Two layouts, told apart by the first byte:
 --
@@ -90,9 +96,11 @@ local NOW_TEXT = string.format("%d", NOW)
 -- A fresh record costs 1 byte more than its body: what keeps waiting jobs small. No
 -- general-purpose decoder (cmsgpack) runs on the hot path: reserve reads a fixed prefix.
 -- Priority is stored as a 16-bit integer: core allows -1000..1000.
+-- Formats are literals: a function library's top level runs without the string library
+-- (FUNCTION LOAD), so nothing here is computed. HEADER = HEADER_FIXED then HEADER_REST.
 local HEADER_FIXED = ">BHHBBI4ddd"
 local HEADER_REST = ">ddI4"
-local HEADER = HEADER_FIXED .. string.sub(HEADER_REST, 2)
+local HEADER = ">BHHBBI4dddddI4"
 local HEADER_LEN = 55
 -- Byte positions in the header: history count, finishedAt, expiresAt (reservedAt and
 -- token follow it); a test checks them against struct.size.
@@ -101,9 +109,9 @@ local HIST_ENTRY = ">dBH"
 local PREFIX = ">hI6I6i6"
 local PREFIX_LEN = 20
 -- The prefix's first two fields (priority, seq): what decode() needs of an extended record.
-local PREFIX_ORDER = string.sub(PREFIX, 1, 4)
+local PREFIX_ORDER = ">hI6"
 -- A fresh record's first 21 bytes: the state, then the body's prefix.
-local FRESH = ">B" .. string.sub(PREFIX, 2)
+local FRESH = ">BhI6I6i6"
 -- states
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
@@ -119,7 +127,9 @@ local flushWaiting, flushFinished, flushStats, flushMeta, retention
 
 --@
 -- Meta hash fields used by state-changing scripts, read once per call.
-local meta = {}
+local meta, metaDirty
+--{
+meta = {}
 do
   local m = redis.call("HMGET", KM, "wl", "lp", "seq", "tok", "paused", "rs", "nd", "ne")
   meta.wl = tonumber(m[1]) or 0
@@ -132,7 +142,8 @@ do
   meta.nd = tonumber(m[7]) or 0
   meta.ne = tonumber(m[8]) or 0
 end
-local metaDirty = false
+metaDirty = false
+--}
 
 --@
 -- Epoch ms and put sequence numbers a record can hold: anything else (NaN, a foreign
@@ -225,19 +236,19 @@ end
 -- Records read in this call, by id: a batch naming one job twice sees its own changes.
 -- cache[id]: false (absent), { bad = raw } (not ours), or a decoded record (put's fast path
 -- marks the ids it created with one shared placeholder: nothing after it reads them).
-local cache = {}
-local dirty = {}
-local dirtyOrder = {}
+local cache, dirty, dirtyOrder, rawWrites, lifecycle, lifecycleKinds
+--{
+cache, dirty, dirtyOrder = {}, {}, {}
 -- Records a fast path (put, reserve, ack) already holds as bytes: id, bytes pairs that
 -- flushRecords() writes in the same HSET as the decoded records touched in this call.
 -- A fast path takes only ids this call has not decoded, so the two sets never overlap.
-local rawWrites = {}
+rawWrites = {}
 
 -- Lifecycle events of this call (when LIFECYCLE): kind -> ids, kinds in the order they
 -- first happened. flushRecords() publishes them once the records are written, so a call
 -- refused on its first write (OOM) announces nothing.
-local lifecycle = {}
-local lifecycleKinds = {}
+lifecycle, lifecycleKinds = {}, {}
+--}
 
 local function lifecycleEvent(kind, id)
   if not LIFECYCLE then return end
@@ -413,8 +424,10 @@ end
 
 --@
 -- Appending to the waiting structures, collected and written once per call.
-local listAppend = {}
-local prioAdd = {}
+local listAppend, prioAdd, madeWaiting
+--{
+listAppend, prioAdd, madeWaiting = {}, {}, 0
+--}
 
 local function makeWaiting(id, rec)
   rec.state = WAITING
@@ -428,7 +441,6 @@ local function makeWaiting(id, rec)
   end
 end
 
-local madeWaiting = 0
 function flushWaiting()
   if #listAppend > 0 then
     for i = 1, #listAppend, 7999 do
@@ -479,8 +491,10 @@ local function bucketIndex(ms)
   return LAST_BUCKET
 end
 
-local waitSamples, runSamples = {}, {}
-local statFailures, statRetries = 0, 0
+local waitSamples, runSamples, statFailures, statRetries
+--{
+waitSamples, runSamples, statFailures, statRetries = {}, {}, 0, 0
+--}
 
 -- The stored summary `raw` (nil or not ours: empty) with `samples` merged in.
 local function foldSummary(raw, samples)
@@ -562,7 +576,12 @@ end
 
 --@
 -- Finishing a job: record fields, its zset, stats.
-local finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
+local finishedAdds, FINISHED_KEYS, finishedTouched
+--{
+finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
+FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+finishedTouched = {}
+--}
 
 local function finish(id, rec, state)
   rec.state = state
@@ -572,9 +591,6 @@ local function finish(id, rec, state)
   adds[#adds + 1] = id
 end
 
-local FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
-
-local finishedTouched = {}
 function flushFinished()
   local any = false
   for state, adds in pairs(finishedAdds) do

@@ -102,6 +102,8 @@ if shared and not (sharedRunAt and sharedRunAt > NOW) then
   local listedBefore = #listAppend
   local listed = listedBefore
   local CREATED = { state = WAITING, prio = sharedPrio }
+  -- The call's tables as locals: in the function library they are upvalues of the script.
+  local cache, rawWrites, listAppend = cache, rawWrites, listAppend
   for i = 1, n do
     local id = ids[i]
     if cache[id] then
