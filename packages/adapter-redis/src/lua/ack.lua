@@ -22,6 +22,8 @@ local slow = {}
 local adds = finishedAdds[SUCCEEDED]
 local SUCCEEDED_BYTE = string.char(64 + SUCCEEDED)
 local finText = struct.pack(">d", NOW)
+-- the finished zset's score
+local finishedAt = nowText()
 local raws = redis.call("HMGET", KJ, unpack(ids))
 for i = 1, #ids do
   local id = ids[i]
@@ -41,7 +43,7 @@ for i = 1, #ids do
       rawWrites[nf + 2] = SUCCEEDED_BYTE .. string.sub(raw, 2, AT_FIN - 1) .. finText
         .. string.sub(raw, AT_FIN + 8)
       nf = nf + 2
-      adds[#adds + 1] = NOW_TEXT
+      adds[#adds + 1] = finishedAt
       adds[#adds + 1] = id
       done[#done + 1] = id
     end
