@@ -307,6 +307,18 @@ describe("scripts", () => {
         runScript(raw, SCRIPTS.put, keys, [...common, "0", ...layout], "put"),
       ).rejects.toThrow(/bad argument/);
     }
+    // eight jobs are read per struct.unpack while eight remain: a batch cut in its last
+    // job after two such groups is refused whole too
+    const seventeen = packJobs(Array.from({ length: 17 }, () => job()));
+    await expect(
+      runScript(
+        raw,
+        SCRIPTS.put,
+        keys,
+        [...common, "0", "p", "0", "", "1", seventeen.subarray(0, seventeen.length - 1)],
+        "put",
+      ),
+    ).rejects.toThrow(/bad argument/);
     // nothing was written, and a whole packed batch goes in
     expect(await raw.exists(...keys)).toBe(0);
     expect(
@@ -469,6 +481,17 @@ describe("ordering", () => {
     expect(second.jobs.filter((j) => j.id === b.id)).toHaveLength(1);
     expect(second.jobs).toHaveLength(2);
     expect(await q.counts()).toMatchObject({ waiting: 0, active: 4 });
+  });
+
+  it("reads a packed batch whole, eight jobs at a time and the rest one by one", async () => {
+    const q = await fresh();
+    // one publishedAt: the jobs share their fields, so they go packed (layout "p")
+    const jobs = Array.from({ length: 21 }, (_, i) =>
+      job({ payload: JSON.stringify({ i }), publishedAt: 1 }),
+    );
+    expect(await q.put(jobs)).toEqual(jobs.map((j) => ({ id: j.id, status: "created" })));
+    const got = (await q.reserve({ limit: 100, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(got.map((j) => [j.id, j.payload])).toEqual(jobs.map((j) => [j.id, j.payload]));
   });
 
   it("sends puts made in one turn of the event loop as one call, each with its results", async () => {

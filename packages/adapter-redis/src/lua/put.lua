@@ -17,11 +17,27 @@
 local layout = ARGV[8]
 local ids, texts = {}, {}
 local n = -1
+local EIGHT_JOBS = ">I2c0I4c0I2c0I4c0I2c0I4c0I2c0I4c0I2c0I4c0I2c0I4c0I2c0I4c0I2c0I4c0"
 if layout == "p" and #ARGV == 12 then
   -- struct.unpack raises on a truncated job: the whole batch is refused, not half read.
   -- Locals only inside the loop (no upvalues, no global lookup per job).
   local ok, a, b, c = pcall(function(packed)
     local split, idList, textList, count, pos, size = struct.unpack, {}, {}, 0, 1, #packed
+    -- Eight jobs per struct.unpack while eight remain: a call's own cost is about half of
+    -- a job's (~0.5M instructions less per 1,000 jobs). Fewer left and it raises; the
+    -- loop below reads the rest one job at a time (and raises on a truncated job).
+    while pos <= size do
+      local got, i1, t1, i2, t2, i3, t3, i4, t4, i5, t5, i6, t6, i7, t7, i8, t8, at =
+        pcall(split, EIGHT_JOBS, packed, pos)
+      if not got then break end
+      idList[count + 1], idList[count + 2], idList[count + 3], idList[count + 4] = i1, i2, i3, i4
+      idList[count + 5], idList[count + 6], idList[count + 7], idList[count + 8] = i5, i6, i7, i8
+      textList[count + 1], textList[count + 2], textList[count + 3] = t1, t2, t3
+      textList[count + 4], textList[count + 5], textList[count + 6] = t4, t5, t6
+      textList[count + 7], textList[count + 8] = t7, t8
+      count = count + 8
+      pos = at
+    end
     while pos <= size do
       count = count + 1
       idList[count], textList[count], pos = split(">I2c0I4c0", packed, pos)
