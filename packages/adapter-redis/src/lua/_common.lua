@@ -39,10 +39,17 @@
 -- SECTIONS. A line "--@" starts a section. Everything before the first one goes into every
 -- script; a section goes into a script only when the script, or a section it takes,
 -- names one of the section's top-level locals (scripts.ts resolves this at load time).
--- Why: every call runs the whole prelude, and creating ~40 closures (each upvalue found
--- by walking the open-upvalue list) cost ~115k instructions per call, about 3.5 empty
--- EVALSHAs; a one-job ack or put needs a third of them. A section may refer to locals of
--- earlier sections and to the forward-declared flush functions only.
+-- Why: an EVAL script runs its whole prelude on every call, and creating ~40 closures
+-- (each upvalue found by walking the open-upvalue list) cost ~115k instructions per call,
+-- about 3.5 empty EVALSHAs; a one-job ack or put needs a third of them. A section may
+-- refer to locals of earlier sections and to the forward-declared flush functions only.
+--
+-- PER-CALL BLOCKS. Lines between "--{" and "--}" set a call's state (keys, arguments,
+-- TIME, the meta hash, empty work tables). The EVAL form runs them in place. The function
+-- library (scripts.ts) runs the rest of the prelude once, at FUNCTION LOAD, and these
+-- blocks at the start of every call, in a set-up function per script; so every local a
+-- call changes is declared outside its block and assigned inside it. FUNCTION LOAD runs
+-- the top level without the string, math and struct libraries: constants are literals.
 
 -- EVAL form only (Redis 6.2 replicates a script's effects only when asked; functions always
 -- do, and the library leaves this line out).
