@@ -77,6 +77,26 @@ describe("redis cluster", () => {
     await unsubscribe();
   });
 
+  it("loads its function library again on every master after FUNCTION FLUSH", async () => {
+    const masters = client.nodes("master");
+    expect(masters.length).toBe(3);
+    const queues = await Promise.all(
+      ["flush-a", "flush-b", "flush-c", "flush-d"].map((name) => adapter.queue(name, opts)),
+    );
+    await Promise.all(masters.map((node) => node.call("FUNCTION", "FLUSH")));
+    for (const q of queues) {
+      const put = job();
+      await q.put([put]);
+      const got = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(got[0]?.id).toBe(put.id);
+      expect(await q.ack([got[0]!.lock])).toEqual(["ok"]);
+    }
+    // the first call that met a missing function loaded the library on every master
+    for (const node of masters) {
+      expect(((await node.call("FUNCTION", "LIST")) as unknown[]).length).toBe(1);
+    }
+  });
+
   it("wakes a blocked worker on its queue's node", async () => {
     const q = await adapter.queue("wake-me", opts);
     const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
