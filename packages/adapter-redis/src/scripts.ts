@@ -291,7 +291,7 @@ export async function runScript(
   try {
     if (mode === "functions") {
       await loadLibrary(client);
-      return await client.fcall(script.fn, keys.length, ...keys, ...args);
+      return await sendScript(client, mode, script, keys, args);
     }
     return await client.eval(script.source, keys.length, ...keys, ...args);
   } catch (error) {

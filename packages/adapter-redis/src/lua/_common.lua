@@ -64,8 +64,9 @@ KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 KS, KF, KC, KK, KT = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 QUEUE = ARGV[1]
 -- Parsing a number from text (tonumber) costs ~2,400 instructions: maxStalls (ARGV[2])
--- and historyLimit (ARGV[3]) are parsed where they are used (a stall, an explicit history
--- entry), and maxConcurrency only when it is not "0".
+-- and historyLimit (ARGV[3]) are parsed once per call when first used (a stall, an
+-- explicit history entry; maxStalls(), historyLimit()), and maxConcurrency only when it is
+-- not "0".
 MAX_CONC = ARGV[4] == "0" and 0 or tonumber(ARGV[4])
 RETENTION_SPEC = ARGV[5]
 -- A channel name ends in ":events", so the "\nlifecycle" flag cannot be part of one.
@@ -367,10 +368,14 @@ end
 -- "succeeded" at finishedAt when it succeeded. Any other event first writes the implied
 -- entries out, then appends itself. Reserve and ack, the hot path, then write no history
 -- bytes, and most succeeded records keep none.
+-- historyLimit (ARGV[3]) capped at 255, parsed once per call, when first needed.
+local historyCap
+--{
+historyCap = nil
+--}
 local function historyLimit()
-  local limit = tonumber(ARGV[3])
-  if limit > 255 then return 255 end
-  return limit
+  if historyCap == nil then historyCap = math.min(tonumber(ARGV[3]), 255) end
+  return historyCap
 end
 
 -- The implied entries of a record with hcount 0, oldest first: { at, event } pairs.
@@ -627,6 +632,16 @@ function flushFinished()
 end
 
 --@
+-- maxStalls (ARGV[2]), parsed once per call, when first needed (a lease found expired).
+local maxStallsValue
+--{
+maxStallsValue = nil
+--}
+local function maxStalls()
+  if maxStallsValue == nil then maxStallsValue = tonumber(ARGV[2]) end
+  return maxStallsValue
+end
+
 local function stalledError(id, stalls)
   return cjson.encode({
     name = "StalledError",
@@ -677,7 +692,7 @@ local function maintain()
         rec.stalls = rec.stalls + 1
         note(rec, EV_STALLED)
         lifecycleEvent("stalled", id)
-        if rec.stalls > tonumber(ARGV[2]) then
+        if rec.stalls > maxStalls() then
           expand(rec).err = stalledError(id, rec.stalls)
           finish(id, rec, FAILED)
           statFailures = statFailures + 1
