@@ -5,7 +5,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, RedisPermissionError } from "../src/index.ts";
-import { newJob as job, type RedisServer, startRedis } from "./helpers.ts";
+import { commandCalls, newJob as job, type RedisServer, startRedis } from "./helpers.ts";
 
 let server: RedisServer;
 let admin: Redis;
@@ -49,14 +49,8 @@ describe("ACL", () => {
     ["evalonly", "eval"],
   ])("runs every script as a user limited to its prefix (%s: %s)", async (user, mode) => {
     const adapter = createRedisAdapter({ connection: as(user), prefix: "app" });
-    const calls = async () => {
-      const stats = (await admin.info("commandstats")) as string;
-      return Number(
-        new RegExp(`cmdstat_${mode === "functions" ? "fcall" : "evalsha"}:calls=(\\d+)`).exec(
-          stats,
-        )?.[1] ?? 0,
-      );
-    };
+    const calls = async () =>
+      (await commandCalls(admin))[mode === "functions" ? "fcall" : "evalsha"];
     const before = await calls();
     try {
       const unsubscribe = await adapter.subscribe(() => {});

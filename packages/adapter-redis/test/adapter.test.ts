@@ -28,6 +28,7 @@ import {
 } from "../src/index.ts";
 import { parseSummary } from "../src/redis-queue.ts";
 import {
+  commandCalls,
   freePort,
   newJob as job,
   QUEUE_OPTIONS,
@@ -66,14 +67,6 @@ const fresh = (extra: Partial<typeof opts & { maxConcurrency: number }> = {}) =>
 const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
   await q.put([job()]);
   expect((await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 })).jobs).toHaveLength(1);
-};
-
-/** Calls of the script commands so far (INFO commandstats). */
-const commandCalls = async () => {
-  const stats = (await raw.info("commandstats")) as string;
-  const calls = (name: string) =>
-    Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  return { fcall: calls("fcall"), evalsha: calls("evalsha"), eval: calls("eval") };
 };
 
 /** Puts go out together at the end of the tick they were made in (see RedisQueue.put). */
@@ -144,11 +137,11 @@ describe("scripts", () => {
         new RegExp(`^tasklane_${VERSION.replace(/\W/g, "_")}_[0-9a-f]{12}$`),
       );
       expect(SCRIPTS.reserve.fn).toBe(`${LIBRARY.name}_reserve`);
-      const calls = await commandCalls();
+      const calls = await commandCalls(raw);
       await q.put([job()]);
       const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
       expect(await q.ack([r.jobs[0]!.lock])).toEqual(["ok"]);
-      const after = await commandCalls();
+      const after = await commandCalls(raw);
       expect(after.fcall - calls.fcall).toBe(3);
       expect(after.evalsha - calls.evalsha).toBe(0);
     } finally {
@@ -167,12 +160,12 @@ describe("scripts", () => {
         const q = await own.queue(`flush-${randomUUID().slice(0, 8)}`, opts);
         await q.put([job()]);
         await raw.call(kind, "FLUSH");
-        const calls = await commandCalls();
+        const calls = await commandCalls(raw);
         const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
         expect(r.jobs).toHaveLength(1);
         await raw.call(kind, "FLUSH");
         expect(await q.ack([r.jobs[0]!.lock])).toEqual(["ok"]);
-        const after = await commandCalls();
+        const after = await commandCalls(raw);
         // each call met the missing code once and ran again: the library loaded, or EVAL
         if (scripting === "functions") expect(after.fcall - calls.fcall).toBe(4);
         else expect([after.fcall - calls.fcall, after.eval - calls.eval]).toEqual([0, 2]);
@@ -498,7 +491,7 @@ describe("ordering", () => {
     const q = await fresh();
     const warm = job();
     await q.put([warm]); // the library is loaded: one FCALL per call from here on
-    const calls = async () => (await commandCalls()).fcall;
+    const calls = async () => (await commandCalls(raw)).fcall;
     const before = await calls();
     const singles = Array.from({ length: 50 }, () => job());
     const pair = [job(), singles[3] as NewJob]; // the second names a job put just before

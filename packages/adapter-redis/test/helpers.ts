@@ -318,6 +318,16 @@ export function newJob(over: Partial<NewJob> = {}): NewJob {
   };
 }
 
+/** Calls of the script commands on a server so far (INFO commandstats). */
+export async function commandCalls(
+  client: Redis,
+): Promise<{ fcall: number; evalsha: number; eval: number }> {
+  const stats = (await client.info("commandstats")) as string;
+  const calls = (name: string) =>
+    Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  return { fcall: calls("fcall"), evalsha: calls("evalsha"), eval: calls("eval") };
+}
+
 export function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}`;
 }
