@@ -380,6 +380,49 @@ describe("ordering", () => {
     );
   });
 
+  it("stores a fresh-id batch's records likewise, after a delayed job due in the same call", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const q = await adapter.queue(name, opts);
+    const publishedAt = Date.now() - 5_000;
+    const before = Date.now();
+    const early = job({ runAt: Date.now() + 150, publishedAt });
+    await q.put([early]);
+    await waitFor(async () => Date.now() > (early.runAt as number) + 20, "the due time");
+    // The put that follows promotes `early` first (seq 1), then appends 300 fresh ids
+    // (seq 2..301, across the low byte's wrap) behind it; then fresh ids with a shared
+    // priority below and above 0 go to the zset.
+    const fresh = (n: number, priority = 0) =>
+      Array.from({ length: n }, (_, i) =>
+        job({ freshId: true, priority, payload: `{"n":${i}}`, publishedAt }),
+      );
+    const listed = fresh(300);
+    const low = fresh(2, -2);
+    const high = fresh(2, 5);
+    for (const batch of [listed, low, high]) {
+      expect(await q.put(batch)).toEqual(batch.map((j) => ({ id: j.id, status: "created" })));
+    }
+    const all = [early, ...listed, ...low, ...high];
+    const records = await raw.hmgetBuffer(
+      queueKeys(prefix, name).all[1] as string,
+      ...all.map((j) => encodeId(j.id)),
+    );
+    records.forEach((record, i) => {
+      const want = all[i] as NewJob;
+      if (!record) throw new Error(`no record for job ${i}`);
+      if (i === 0) return; // early: a delayed job's record (header layout)
+      expect(record[0]).toBe(1); // a fresh record, waiting
+      expect(record.readInt16BE(1)).toBe(want.priority);
+      expect(record.readUIntBE(3, 6)).toBe(i + 1); // seq
+      expect(record.readUIntBE(9, 6)).toBeGreaterThanOrEqual(before - 1_000); // putAt
+      expect(record.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
+      expect(record.readIntBE(15, 6)).toBe(publishedAt);
+      expect(record.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
+    });
+    const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => j.id)).toEqual([...high, early, ...listed, ...low].map((j) => j.id));
+    expect(await q.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 305 });
+  });
+
   it("packs any id, task, appData and payload text into a batch and reads them back", async () => {
     const q = await fresh();
     // one publishedAt: the batch shares its fields, so it goes packed (layout "p")

@@ -100,15 +100,57 @@ local w = #rawWrites
 local delayedAdd = {}
 local earliest = nil
 
-if shared and not (sharedRunAt and sharedRunAt > NOW) then
-  -- Fast path: jobs that share priority and publishedAt and are due now (publishMany's
-  -- usual case). A fresh record is FRESH's fields then the text, and only seq differs
-  -- between jobs, so each record is concatenated from pieces made once per call: the
-  -- state and priority, seq's high five bytes (redone when the low byte wraps), its low
-  -- byte (one-byte strings made once each, as they come up), putAt and publishedAt. No
-  -- struct.pack and no decoded record per job: a 1,000-job call spent 1.8 µs per job in
+if shared and fresh and not (sharedRunAt and sharedRunAt > NOW) then
+  -- Fastest path: publishMany's usual call. Every id is fresh (no duplicate is possible,
+  -- nothing is looked up or cached), the jobs share priority and publishedAt, and they are
+  -- due now. A fresh record is FRESH's fields then the text, and only seq differs between
+  -- jobs: each record is one concatenation of three pieces, the state, priority and seq's
+  -- high five bytes (redone when the low byte wraps), seq's low byte with putAt and
+  -- publishedAt (one string per low byte, made as it first comes up), and the text. The
+  -- parsed id list itself becomes the waiting list's append and the created list. (A
+  -- 1,000-job call: 10.33M instructions in redis-server, 10.65M through the path below.)
+  local head = struct.pack(">Bh", WAITING, sharedPrio)
+  local tail = struct.pack(">I6i6", NOW, sharedPublishedAt)
+  local seq = meta.seq
+  local headHigh = head .. struct.pack(">I5", math.floor((seq + 1) / 256))
+  local lowTail = {}
+  local records = rawWrites
+  for i = 1, n do
+    seq = seq + 1
+    local low = seq % 256
+    if low == 0 then headHigh = head .. struct.pack(">I5", seq / 256) end
+    local lt = lowTail[low]
+    if lt == nil then
+      lt = string.char(low) .. tail
+      lowTail[low] = lt
+    end
+    records[w + 1] = ids[i]
+    records[w + 2] = headHigh .. lt .. texts[i]
+    w = w + 2
+  end
+  if sharedPrio == 0 then
+    if #listAppend == 0 then
+      listAppend = ids
+    else
+      for i = 1, n do listAppend[#listAppend + 1] = ids[i] end
+    end
+    meta.wl = meta.wl + n
+  else
+    local first = meta.seq
+    for i = 1, n do
+      prioAdd[#prioAdd + 1] = -sharedPrio
+      prioAdd[#prioAdd + 1] = pmember(NOW, first + i, ids[i])
+    end
+  end
+  if track then created = ids end
+  meta.seq = seq
+  metaDirty = true
+elseif shared and not (sharedRunAt and sharedRunAt > NOW) then
+  -- Fast path: jobs that share priority and publishedAt and are due now, with an id of
+  -- the caller's among them (each is looked up: see the path above for the pieces).
+  -- No struct.pack and no decoded record per job: a 1,000-job call spent 1.8 µs per job in
   -- the general loop below. Created ids are marked in the cache with one shared table, as
-  -- nothing later in put reads their records (fresh ids are not: nothing repeats them).
+  -- nothing later in put reads their records.
   local head = struct.pack(">Bh", WAITING, sharedPrio)
   local tail = struct.pack(">I6i6", NOW, sharedPublishedAt)
   local byte = {}
@@ -143,7 +185,7 @@ if shared and not (sharedRunAt and sharedRunAt > NOW) then
         prioAdd[#prioAdd + 1] = -sharedPrio
         prioAdd[#prioAdd + 1] = pmember(NOW, seq, id)
       end
-      if not fresh then cache[id] = CREATED end
+      cache[id] = CREATED
       if track then created[#created + 1] = id end
       if result then result[i] = 1 end
     end
