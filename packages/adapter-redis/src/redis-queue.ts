@@ -212,8 +212,12 @@ export class RedisQueue implements Required<Queue> {
     }
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
-    const reply = (await this.run("put", args)) as number | number[];
-    if (typeof reply === "number") return jobs.map((job) => ({ id: job.id, status: "created" }));
+    const replied = this.run("put", args);
+    // The usual reply's results, built while Redis runs the script (the call went out
+    // above, synchronously) rather than after it: off the publisher's critical path.
+    const created = jobs.map((job): PutResult => ({ id: job.id, status: "created" }));
+    const reply = (await replied) as number | number[];
+    if (typeof reply === "number") return created;
     return jobs.map((job, i) => ({
       id: job.id,
       status: reply[i] === 1 ? "created" : "duplicate",

@@ -324,15 +324,48 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     index?: number,
   ): NewJob => {
     const encoded = encodeJson(value);
+    if (
+      opts.priority === undefined &&
+      opts.delayMs === undefined &&
+      opts.runAt === undefined &&
+      opts.jobId === undefined &&
+      opts.appData === undefined &&
+      opts.groupId === undefined
+    ) {
+      // No options (publishMany's usual item): nothing to check but the size. Kept apart
+      // from prepareWithOptions so the function run per job stays small, which V8
+      // optimizes sooner and runs with fewer checks.
+      const size = byteLength(encoded);
+      if (size > maxPayloadBytes) throw payloadTooLarge(task, size, index);
+      return {
+        id: createJobId(),
+        freshId: true,
+        task: task.name,
+        payload: encoded,
+        priority: 0,
+        publishedAt: now,
+      };
+    }
+    return prepareWithOptions(task, encoded, opts, now, index);
+  };
+
+  const payloadTooLarge = (task: AnyTask, size: number, index: number | undefined) =>
+    new PayloadTooLargeError(
+      `Payload of task "${task.name}"${index === undefined ? "" : ` (item ${index})`}`,
+      size,
+      maxPayloadBytes,
+    );
+
+  const prepareWithOptions = (
+    task: AnyTask,
+    encoded: string,
+    opts: PublishOptions,
+    now: number,
+    index: number | undefined,
+  ): NewJob => {
     const appData = opts.appData === undefined ? undefined : encodeJson(opts.appData);
     const size = byteLength(encoded) + (appData ? byteLength(appData) : 0);
-    if (size > maxPayloadBytes) {
-      throw new PayloadTooLargeError(
-        `Payload of task "${task.name}"${index === undefined ? "" : ` (item ${index})`}`,
-        size,
-        maxPayloadBytes,
-      );
-    }
+    if (size > maxPayloadBytes) throw payloadTooLarge(task, size, index);
     const priority = opts.priority ?? 0;
     if (!Number.isInteger(priority) || priority < MIN_JOB_PRIORITY || priority > MAX_JOB_PRIORITY) {
       throw new ConfigError(
