@@ -336,6 +336,33 @@ describe("ordering", () => {
     expect(got.jobs.map((j) => j.id)).toEqual([early.id, later.id]);
   });
 
+  /**
+   * The records of `jobs` (from index `from`) are fresh waiting records as put writes them:
+   * state, priority, seq (index + 1), putAt (from `before` on), publishedAt, then the text.
+   */
+  async function expectFreshRecords(
+    name: string,
+    jobs: NewJob[],
+    at: { publishedAt: number; before: number; from?: number },
+  ): Promise<void> {
+    const records = await raw.hmgetBuffer(
+      queueKeys(prefix, name).all[1] as string,
+      ...jobs.map((j) => encodeId(j.id)),
+    );
+    records.forEach((record, i) => {
+      const want = jobs[i] as NewJob;
+      if (!record) throw new Error(`no record for job ${i}`);
+      if (i < (at.from ?? 0)) return;
+      expect(record[0]).toBe(1); // a fresh record, waiting
+      expect(record.readInt16BE(1)).toBe(want.priority);
+      expect(record.readUIntBE(3, 6)).toBe(i + 1); // seq
+      expect(record.readUIntBE(9, 6)).toBeGreaterThanOrEqual(at.before - 1_000); // putAt
+      expect(record.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
+      expect(record.readIntBE(15, 6)).toBe(at.publishedAt);
+      expect(record.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
+    });
+  }
+
   it("stores a shared-field batch's records as the per-job layout does, seq counting on", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
     const q = await adapter.queue(name, opts);
@@ -359,21 +386,7 @@ describe("ordering", () => {
     await q.put(perJob);
     await q.put(prioritized);
     const all = [...shared, ...perJob, ...prioritized];
-    const records = await raw.hmgetBuffer(
-      queueKeys(prefix, name).all[1] as string,
-      ...all.map((j) => encodeId(j.id)),
-    );
-    records.forEach((record, i) => {
-      const want = all[i] as NewJob;
-      if (!record) throw new Error(`no record for job ${i}`);
-      expect(record[0]).toBe(1); // a fresh record, waiting
-      expect(record.readInt16BE(1)).toBe(want.priority);
-      expect(record.readUIntBE(3, 6)).toBe(i + 1); // seq
-      expect(record.readUIntBE(9, 6)).toBeGreaterThanOrEqual(before - 1_000); // putAt
-      expect(record.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
-      expect(record.readIntBE(15, 6)).toBe(publishedAt);
-      expect(record.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
-    });
+    await expectFreshRecords(name, all, { publishedAt, before });
     const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual(
       [perJob[0], ...shared, perJob[1], ...prioritized].map((j) => j?.id),
@@ -402,22 +415,8 @@ describe("ordering", () => {
       expect(await q.put(batch)).toEqual(batch.map((j) => ({ id: j.id, status: "created" })));
     }
     const all = [early, ...listed, ...low, ...high];
-    const records = await raw.hmgetBuffer(
-      queueKeys(prefix, name).all[1] as string,
-      ...all.map((j) => encodeId(j.id)),
-    );
-    records.forEach((record, i) => {
-      const want = all[i] as NewJob;
-      if (!record) throw new Error(`no record for job ${i}`);
-      if (i === 0) return; // early: a delayed job's record (header layout)
-      expect(record[0]).toBe(1); // a fresh record, waiting
-      expect(record.readInt16BE(1)).toBe(want.priority);
-      expect(record.readUIntBE(3, 6)).toBe(i + 1); // seq
-      expect(record.readUIntBE(9, 6)).toBeGreaterThanOrEqual(before - 1_000); // putAt
-      expect(record.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
-      expect(record.readIntBE(15, 6)).toBe(publishedAt);
-      expect(record.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
-    });
+    // early (seq 1) was delayed: its record has the header layout
+    await expectFreshRecords(name, all, { publishedAt, before, from: 1 });
     const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual([...high, early, ...listed, ...low].map((j) => j.id));
     expect(await q.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 305 });
