@@ -213,8 +213,9 @@ export class RedisQueue implements Required<Queue> {
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
     const replied = this.run("put", args);
-    // The usual reply's results, built while Redis runs the script (the call went out
-    // above, synchronously) rather than after it: off the publisher's critical path.
+    // The usual reply's results, built while Redis runs the script rather than after it
+    // (on a ready connection ioredis wrote the call above, synchronously): off the
+    // publisher's critical path.
     const created = jobs.map((job): PutResult => ({ id: job.id, status: "created" }));
     const reply = (await replied) as number | number[];
     if (typeof reply === "number") return created;
@@ -583,10 +584,21 @@ function retentionSpec(policy: RetentionPolicy | undefined): string {
   return parts.join(",");
 }
 
-/** Locks as script arguments: id, token per lock (ack, release, extend). */
-function lockArgs(locks: readonly Lock[]): string[] {
-  const args: string[] = [];
-  for (const lock of locks) args.push(encodeId(lock.jobId), lock.token);
+/**
+ * Locks as script arguments (ack, release, extend): their ids, then their tokens packed in
+ * one argument, 8 bytes (a big-endian double) each: scripts read a token with one
+ * struct.unpack instead of parsing its text (see lockIds in lua/_common.lua). A token that
+ * is not a number packs as NaN, which matches no lock: "lost", as before.
+ */
+function lockArgs(locks: readonly Lock[]): Array<string | Buffer> {
+  const args: Array<string | Buffer> = [];
+  const tokens = Buffer.allocUnsafe(8 * locks.length);
+  for (let i = 0; i < locks.length; i++) {
+    const lock = locks[i] as Lock;
+    args.push(encodeId(lock.jobId));
+    tokens.writeDoubleBE(Number(lock.token), 8 * i);
+  }
+  args.push(tokens);
   return args;
 }
 

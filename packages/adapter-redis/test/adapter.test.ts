@@ -280,6 +280,34 @@ describe("scripts", () => {
     await expect(
       runScript(raw, SCRIPTS.ack, keys, [...common, "only-an-id"], "ack"),
     ).rejects.toThrow(/bad argument/);
+    // a lock's token is 8 packed bytes: 7 for one id, or none, is refused
+    for (const [script, args] of [
+      [SCRIPTS.ack, [...common, "an-id", Buffer.alloc(7)]],
+      [SCRIPTS.release, [...common, "an-id", "another-id", Buffer.alloc(8)]],
+      [SCRIPTS.extend, [...common, "1000"]],
+    ] as const) {
+      await expect(runScript(raw, script, keys, [...args], script.name)).rejects.toThrow(
+        /bad argument/,
+      );
+    }
+  });
+
+  it("matches lock tokens sent packed: a wrong or non-numeric token is lost", async () => {
+    const q = await fresh();
+    await q.put([job(), job()]);
+    const [a, b] = (await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 })).jobs;
+    if (!a || !b) throw new Error("two jobs reserved");
+    const wrong = { ...a.lock, token: String(Number(a.lock.token) + 1) };
+    const text = { ...b.lock, token: "not-a-number" };
+    expect(await q.extend([wrong, text], 20_000)).toEqual(["lost", "lost"]);
+    expect(await q.ack([wrong, text])).toEqual(["lost", "lost"]);
+    expect(await q.release([{ lock: text, uncounted: true }])).toEqual(["lost"]);
+    expect(await q.counts()).toMatchObject({ active: 2 });
+    // the second of two locks in one call is read at its own 8 bytes
+    expect(await q.extend([a.lock, b.lock], 20_000)).toEqual(["ok", "ok"]);
+    expect(await q.ack([wrong, b.lock])).toEqual(["lost", "ok"]);
+    expect(await q.release([{ lock: a.lock, uncounted: true }])).toEqual(["ok"]);
+    expect(await q.counts()).toMatchObject({ waiting: 1, active: 0, succeeded: 1 });
   });
 
   it("refuse a put whose jobs are neither packed whole nor 5 arguments each", async () => {

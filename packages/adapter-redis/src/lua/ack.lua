@@ -1,6 +1,6 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
 -- KEYS: the eleven queue keys (see _common.lua)
--- ARGV: common 1..6; then 2 per lock: id, token
+-- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --
 -- The common ack (a current lock on a record with no stored history, each id once in the
@@ -9,11 +9,10 @@
 -- else (a lost or canceled lock, stored history, a malformed record, an id named twice)
 -- takes the general path through decode() and lockStatus().
 
-if (#ARGV - 6) % 2 ~= 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes 2 arguments per item")
+local ids, twice, tokens = lockIds(7)
+if ids == nil then
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes ids, then one packed token per id")
 end
-
-local ids, twice = lockIds(7)
 
 local result = {}
 local done = {}
@@ -34,7 +33,7 @@ for i = 1, #ids do
     and string.byte(raw, AT_HCOUNT) == 0
   then
     local exp, res, token = struct.unpack(">ddd", raw, AT_EXP)
-    if exp > NOW and token == tonumber(ARGV[6 + 2 * i]) then
+    if exp > NOW and token == tokenAt(tokens, i) then
       ok = true
       result[i] = 1
       runSamples[#runSamples + 1] = NOW - res
@@ -58,7 +57,7 @@ for k = 1, #slow do
   local i = slow[k]
   local id = ids[i]
   local rec = cache[id]
-  local status = lockStatus(rec, ARGV[6 + 2 * i])
+  local status = lockStatus(rec, tokenAt(tokens, i))
   result[i] = status
   if status == 1 then
     runSamples[#runSamples + 1] = NOW - rec.res

@@ -1,6 +1,7 @@
 -- tasklane: extend — move the lease of active jobs whose lock is current.
 -- KEYS: the eleven queue keys (see _common.lua)
--- ARGV: common 1..6; ARGV[7] leaseMs; then 2 per lock: id, token
+-- ARGV: common 1..6; ARGV[7] leaseMs; then the locks' ids, then their tokens packed (see
+--       lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --
 -- The common extend (a current lock, each id once in the call) takes a fast path: the
@@ -10,8 +11,10 @@
 -- record, an id named twice) takes the general path through decode() and lockStatus().
 
 local lease = tonumber(ARGV[7])
-if (#ARGV - 7) % 2 ~= 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT extend takes 2 arguments per item")
+local ids, twice, tokens = lockIds(8)
+if ids == nil or lease == nil then
+  return redis.error_reply(
+    "TASKLANE_BAD_ARGUMENT extend takes leaseMs, ids, then one packed token per id")
 end
 
 -- Every lease moved in this call ends at the same time: its score text and its header
@@ -20,8 +23,6 @@ local exp = NOW + lease
 local expText = string.format("%d", exp)
 local expBytes = struct.pack(">d", exp)
 
-local ids, twice = lockIds(8)
-
 local result = {}
 local leases = {}
 local nf = #rawWrites
@@ -29,11 +30,11 @@ local raws = redis.call("HMGET", KJ, unpack(ids))
 for i = 1, #ids do
   local id = ids[i]
   local raw = raws[i]
-  local token = ARGV[7 + 2 * i]
+  local token = tokenAt(tokens, i)
   local status = nil
   if raw and not twice and string.byte(raw, 1) == 64 + ACTIVE and #raw >= HEADER_LEN then
     local current, _, held = struct.unpack(">ddd", raw, AT_EXP)
-    if current > NOW and held == tonumber(token) then
+    if current > NOW and held == token then
       status = 1
       rawWrites[nf + 1] = id
       -- expiresAt changes; every other byte is copied

@@ -21,7 +21,7 @@ for i = 1, #ids do
   local at = 7 + (i - 1) * 5
   local id = ids[i]
   local rec = cache[id]
-  local status = lockStatus(rec, ARGV[at + 1])
+  local status = lockStatus(rec, tonumber(ARGV[at + 1]))
   result[i] = status
   if status == 1 then
     runSamples[#runSamples + 1] = NOW - rec.res

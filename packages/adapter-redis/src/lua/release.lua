@@ -1,14 +1,13 @@
 -- tasklane: release — hand active jobs back, due now, without counting the delivery.
 -- KEYS: the eleven queue keys (see _common.lua)
--- ARGV: common 1..6; then 2 per lock: id, token
+-- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 
-if (#ARGV - 6) % 2 ~= 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT release takes 2 arguments per item")
+local ids, _, tokens = lockIds(7)
+if ids == nil then
+  return redis.error_reply(
+    "TASKLANE_BAD_ARGUMENT release takes ids, then one packed token per id")
 end
-
-local ids = {}
-for i = 7, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 load(ids)
 
 local result = {}
@@ -17,7 +16,7 @@ local back = {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
-  local status = lockStatus(rec, ARGV[6 + 2 * i])
+  local status = lockStatus(rec, tokenAt(tokens, i))
   result[i] = status
   if status == 1 then
     -- The next reserve hands out the same attempt number again.
