@@ -1,0 +1,213 @@
+/**
+ * redis-server instructions per script call, counted by callgrind: numbers that do not
+ * depend on how busy the machine is, for comparing changes to the scripts (not a test and
+ * not a benchmark). Each case starts its own redis-server under valgrind on a free port,
+ * makes its calls uncounted until the one it measures, and counts only those calls
+ * (`callgrind_control --instr=on/off`). Queues have core's default settings (maxStalls 1,
+ * history 10, retention of 1,000 succeeded / failed / canceled for a day). Needs valgrind
+ * (Debian's package `valgrind`).
+ *
+ *   npx node --conditions=source packages/adapter-redis/scripts/instructions.ts [case ...]
+ *
+ * Cases (default: all): put, reserve, ack (one job a call); put1000 (1,000 fresh ids a
+ * call); reserve100, ack100, extend100, nack100 (100 jobs a call). SCRIPTING=eval counts
+ * the EVAL form (default: the function library).
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_RETENTION, type NewJob, type Queue } from "@tasklane/core";
+import { Redis } from "ioredis";
+import { createRedisAdapter, type ScriptingMode } from "../src/index.ts";
+import { freePort, REDIS_SERVER, waitFor } from "../test/helpers.ts";
+
+/** What a case measures: `calls` calls of `jobs` jobs each, counted inside `count`. */
+interface Case {
+  calls: number;
+  jobs: number;
+  run(q: Queue, count: (work: () => Promise<unknown>) => Promise<void>): Promise<void>;
+}
+
+const job = (freshId: boolean, i = 0, publishedAt = Date.now()): NewJob => ({
+  id: randomUUID(),
+  freshId,
+  task: "noop",
+  payload: `{"i":${i}}`,
+  priority: 0,
+  publishedAt,
+});
+/** n fresh jobs as core's publishMany makes them (one publishedAt: put's packed layout). */
+const jobs = (n: number) => {
+  const now = Date.now();
+  return Array.from({ length: n }, (_, i) => job(true, i, now));
+};
+const reserve = async (q: Queue, limit: number) =>
+  (await q.reserve({ limit, leaseMs: 60_000, waitMs: 0 })).jobs;
+/** The locks of n jobs put and reserved (uncounted). */
+const activeLocks = async (q: Queue, n: number) => {
+  await q.put(jobs(n));
+  return (await reserve(q, n)).map((j) => j.lock);
+};
+
+/** `calls` puts of `size` fresh jobs each. */
+const putCase = (calls: number, size: number): Case => ({
+  calls,
+  jobs: size,
+  async run(q, count) {
+    const batches = Array.from({ length: calls }, () => jobs(size));
+    await count(async () => {
+      for (const b of batches) await q.put(b);
+    });
+  },
+});
+
+const CASES: Record<string, Case> = {
+  put: putCase(200, 1),
+  put1000: putCase(10, 1_000),
+  reserve: {
+    calls: 200,
+    jobs: 1,
+    async run(q, count) {
+      await q.put(jobs(this.calls));
+      await count(async () => {
+        for (let i = 0; i < this.calls; i++) await reserve(q, 1);
+      });
+    },
+  },
+  ack: {
+    calls: 200,
+    jobs: 1,
+    async run(q, count) {
+      const locks = await activeLocks(q, this.calls);
+      await count(async () => {
+        for (const lock of locks) await q.ack([lock]);
+      });
+    },
+  },
+  reserve100: {
+    calls: 20,
+    jobs: 100,
+    async run(q, count) {
+      for (let i = 0; i < this.calls; i++) {
+        await q.put(jobs(this.jobs));
+        let got: Awaited<ReturnType<typeof reserve>> = [];
+        await count(async () => {
+          got = await reserve(q, this.jobs);
+        });
+        await q.ack(got.map((j) => j.lock));
+      }
+    },
+  },
+  ack100: {
+    calls: 20,
+    jobs: 100,
+    async run(q, count) {
+      for (let i = 0; i < this.calls; i++) {
+        const locks = await activeLocks(q, this.jobs);
+        await count(() => q.ack(locks));
+      }
+    },
+  },
+  extend100: {
+    calls: 20,
+    jobs: 100,
+    async run(q, count) {
+      const locks = await activeLocks(q, this.jobs);
+      await count(async () => {
+        for (let i = 0; i < this.calls; i++) await q.extend(locks, 60_000);
+      });
+    },
+  },
+  nack100: {
+    calls: 10,
+    jobs: 100,
+    async run(q, count) {
+      const error = { name: "Error", message: "boom", reason: "error" as const };
+      for (let i = 0; i < this.calls; i++) {
+        await q.put(jobs(this.jobs));
+        const got = await reserve(q, this.jobs);
+        const runAt = Date.now() + 3_600_000;
+        await count(() => q.nack(got.map((j) => ({ lock: j.lock, error, runAt }))));
+      }
+    },
+  },
+};
+
+async function measure(name: string, c: Case, scripting: ScriptingMode): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "tasklane-callgrind-"));
+  const out = join(dir, "callgrind.out");
+  const port = await freePort();
+  const server = spawn(
+    "valgrind",
+    [
+      "--tool=callgrind",
+      "--instr-atstart=no",
+      `--callgrind-out-file=${out}`,
+      REDIS_SERVER,
+      ...["--port", String(port), "--bind", "127.0.0.1", "--dir", dir],
+      ...["--save", "", "--appendonly", "no"],
+    ],
+    { stdio: "ignore" },
+  );
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  const admin = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  admin.on("error", () => {});
+  try {
+    await waitFor(
+      () =>
+        admin.ping().then(
+          () => true,
+          () => false,
+        ),
+      `redis-server on ${port}`,
+      60_000,
+    );
+    const adapter = createRedisAdapter({ connection: { port }, prefix: "tl", scripting });
+    const q = await adapter.queue(name, {
+      maxStalls: 1,
+      historyLimit: 10,
+      retention: DEFAULT_RETENTION,
+    });
+    // the scripts are loaded and the queue's keys exist before anything is counted
+    await q.put([job(false)]);
+    await q.ack((await reserve(q, 1)).map((j) => j.lock));
+    const instr = (on: boolean) =>
+      execFileSync("callgrind_control", [`--instr=${on ? "on" : "off"}`, String(server.pid)], {
+        stdio: "ignore",
+      });
+    await c.run(q, async (work) => {
+      instr(true);
+      try {
+        await work();
+      } finally {
+        instr(false);
+      }
+    });
+    await adapter.close();
+    await admin.call("SHUTDOWN", "NOSAVE").catch(() => {});
+    await exited;
+    const totals = /^totals: (\d+)/m.exec(readFileSync(out, "utf8"));
+    if (!totals) throw new Error(`no totals in ${out}`);
+    return Number(totals[1]);
+  } finally {
+    admin.disconnect();
+    server.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const scripting = (process.env.SCRIPTING ?? "functions") as ScriptingMode;
+const names = process.argv.slice(2);
+for (const name of names) if (!CASES[name]) throw new Error(`no case ${name}`);
+console.log(`redis-server instructions (${scripting}), per call and per job`);
+for (const name of names.length > 0 ? names : Object.keys(CASES)) {
+  const c = CASES[name] as Case;
+  const total = await measure(name, c, scripting);
+  const perCall = Math.round(total / c.calls);
+  const perJob = Math.round(perCall / c.jobs);
+  console.log(
+    `${name.padEnd(10)} ${String(perCall).padStart(11)} per call ${String(perJob).padStart(9)} per job`,
+  );
+}
