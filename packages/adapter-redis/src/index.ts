@@ -9,5 +9,5 @@ export type { RedisAdapter, RedisAdapterOptions } from "./redis-adapter.ts";
 export { createRedisAdapter, redisCapabilities } from "./redis-adapter.ts";
 export type { RedisQueue } from "./redis-queue.ts";
 export type { Library, Script, ScriptingMode, ScriptName } from "./scripts.ts";
-export { LIBRARY, SCRIPT_NAMES, SCRIPTS } from "./scripts.ts";
+export { deleteStaleLibraries, LIBRARY, SCRIPT_NAMES, SCRIPTS } from "./scripts.ts";
 export { VERSION } from "./version.ts";

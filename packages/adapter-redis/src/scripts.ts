@@ -255,6 +255,45 @@ export async function loadLibrary(client: Redis | Cluster): Promise<void> {
   );
 }
 
+/**
+ * Delete tasklane's function libraries of other versions and builds (every library whose
+ * name starts with "tasklane_" but LIBRARY's) on every master the client reaches, and
+ * return their names, sorted. A library persists and replicates like data, so each
+ * upgrade (or change to the scripts) leaves the previous one behind, ~100 kB of source
+ * and its compiled functions: run this once a deploy is done. It is safe while processes
+ * of another version still run: a call that finds its library gone loads it again and
+ * carries on (runScript), so the worst it costs them is one FUNCTION LOAD. Libraries not
+ * named "tasklane_…" are left alone. The ACL user needs FUNCTION LIST and FUNCTION DELETE.
+ */
+export async function deleteStaleLibraries(client: Redis | Cluster): Promise<string[]> {
+  const deleted = new Set<string>();
+  await Promise.all(
+    masters(client).map(async (node) => {
+      const list = (await node.call("FUNCTION", "LIST", "LIBRARYNAME", "tasklane_*")) as unknown[];
+      for (const entry of list) {
+        const name = libraryName(entry);
+        if (name === undefined || !name.startsWith("tasklane_") || name === LIBRARY.name) continue;
+        try {
+          await node.call("FUNCTION", "DELETE", name);
+          deleted.add(name);
+        } catch (error) {
+          // another process deleted it first
+          if (!(error instanceof Error && /library not found/i.test(error.message))) throw error;
+        }
+      }
+    }),
+  );
+  return [...deleted].sort();
+}
+
+/** The name in one entry of FUNCTION LIST's reply (RESP2: a flat field/value array). */
+function libraryName(entry: unknown): string | undefined {
+  if (!Array.isArray(entry)) return undefined;
+  const at = entry.indexOf("library_name");
+  const name = at >= 0 ? entry[at + 1] : undefined;
+  return typeof name === "string" ? name : undefined;
+}
+
 /** One call in the adapter's mode, no recovery (the blocking connection's follow-up). */
 export function sendScript(
   client: Redis | Cluster,

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedisAdapter,
   decodeId,
+  deleteStaleLibraries,
   encodeId,
   LIBRARY,
   queueKeys,
@@ -121,6 +122,43 @@ describe("scripts", () => {
   it("carry the package version in their name and source", () => {
     expect(SCRIPTS.reserve.name).toBe(`tasklane@${VERSION}:reserve`);
     expect(SCRIPTS.reserve.source.startsWith(`-- tasklane@${VERSION}:reserve`)).toBe(true);
+  });
+
+  it("delete the function libraries of other tasklane builds, and keep working without them", async () => {
+    const stale = "tasklane_0_0_1_0123456789ab";
+    const load = (name: string) =>
+      raw.call(
+        "FUNCTION",
+        "LOAD",
+        `#!lua name=${name}\nredis.register_function('${name}_f', function() return 1 end)`,
+      );
+    await raw.call("FUNCTION", "FLUSH");
+    const own = createRedisAdapter({ connection: server.url, prefix });
+    try {
+      const q = await own.queue("stale-libraries", opts); // loads this build's library
+      await load(stale);
+      await load("someone_elses");
+      const names = async () =>
+        ((await raw.call("FUNCTION", "LIST")) as unknown[][])
+          .map((entry) => entry[entry.indexOf("library_name") + 1])
+          .sort();
+      expect(await names()).toEqual([LIBRARY.name, "someone_elses", stale].sort());
+      expect(await deleteStaleLibraries(raw)).toEqual([stale]);
+      expect(await names()).toEqual([LIBRARY.name, "someone_elses"].sort());
+      expect(await deleteStaleLibraries(raw)).toEqual([]);
+      // Another build's deleteStaleLibraries deletes this build's library: the next call
+      // loads it again, and nothing is lost.
+      await raw.call("FUNCTION", "DELETE", LIBRARY.name);
+      const put = job();
+      expect(await q.put([put])).toEqual([{ id: put.id, status: "created" }]);
+      const got = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(got.map((j) => j.id)).toEqual([put.id]);
+      expect(await q.ack([got[0]!.lock])).toEqual(["ok"]);
+      expect(await names()).toEqual([LIBRARY.name, "someone_elses"].sort());
+    } finally {
+      await raw.call("FUNCTION", "DELETE", "someone_elses").catch(() => {});
+      await own.close();
+    }
   });
 
   it("run as one function library by default, loaded when the adapter starts", async () => {

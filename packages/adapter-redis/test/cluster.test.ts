@@ -5,7 +5,13 @@
 import type { AdapterEvent } from "@tasklane/core";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedisAdapter, queueKeys, type RedisAdapter } from "../src/index.ts";
+import {
+  createRedisAdapter,
+  deleteStaleLibraries,
+  LIBRARY,
+  queueKeys,
+  type RedisAdapter,
+} from "../src/index.ts";
 import {
   newJob as job,
   QUEUE_OPTIONS,
@@ -94,6 +100,26 @@ describe("redis cluster", () => {
     // the first call that met a missing function loaded the library on every master
     for (const node of masters) {
       expect(((await node.call("FUNCTION", "LIST")) as unknown[]).length).toBe(1);
+    }
+  });
+
+  it("deletes other tasklane builds' function libraries on every master", async () => {
+    const masters = client.nodes("master");
+    const stale = "tasklane_0_0_1_0123456789ab";
+    await adapter.queue("stale-libraries", opts); // this build's library is loaded
+    await Promise.all(
+      masters.map((node) =>
+        node.call(
+          "FUNCTION",
+          "LOAD",
+          `#!lua name=${stale}\nredis.register_function('${stale}_f', function() return 1 end)`,
+        ),
+      ),
+    );
+    expect(await deleteStaleLibraries(client)).toEqual([stale]);
+    for (const node of masters) {
+      const list = (await node.call("FUNCTION", "LIST")) as unknown[][];
+      expect(list.map((entry) => entry[entry.indexOf("library_name") + 1])).toEqual([LIBRARY.name]);
     }
   });
 
