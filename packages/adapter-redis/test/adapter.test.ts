@@ -161,6 +161,27 @@ describe("scripts", () => {
     }
   });
 
+  it("keep a long poll going when the reserve behind its block finds the library gone", async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const q = await adapter.queue(name, opts);
+    await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 }); // empty: the next one blocks
+    const before = await commandCalls(raw);
+    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    // The block ends (a wake-up marker) while the library is gone: the reserve queued
+    // behind it fails, and the poll goes on with a reserve that loads the library again.
+    await raw.call("FUNCTION", "DELETE", LIBRARY.name);
+    await raw.lpush(queueKeys(prefix, name).wake, "1");
+    await waitFor(
+      async () => ((await raw.call("FUNCTION", "LIST", "LIBRARYNAME", LIBRARY.name)) as []).length,
+      "the library loaded again by the poll",
+    );
+    expect((await commandCalls(raw)).fcall - before.fcall).toBeGreaterThanOrEqual(2);
+    const put = job();
+    await q.put([put]);
+    expect((await poll).jobs.map((j) => j.id)).toEqual([put.id]);
+  });
+
   it("run as one function library by default, loaded when the adapter starts", async () => {
     await raw.call("FUNCTION", "FLUSH");
     const own = createRedisAdapter({ connection: server.url, prefix });
