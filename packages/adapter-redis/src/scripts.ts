@@ -263,13 +263,21 @@ export async function loadLibrary(client: Redis | Cluster): Promise<void> {
  * and its compiled functions: run this once a deploy is done. It is safe while processes
  * of another version still run: a call that finds its library gone loads it again and
  * carries on (runScript), so the worst it costs them is one FUNCTION LOAD. Libraries not
- * named "tasklane_…" are left alone. The ACL user needs FUNCTION LIST and FUNCTION DELETE.
+ * named "tasklane_…" are left alone, and a server without functions (Redis 6.2) has none
+ * to delete. The ACL user needs FUNCTION LIST and FUNCTION DELETE.
  */
 export async function deleteStaleLibraries(client: Redis | Cluster): Promise<string[]> {
   const deleted = new Set<string>();
   await Promise.all(
     masters(client).map(async (node) => {
-      const list = (await node.call("FUNCTION", "LIST", "LIBRARYNAME", "tasklane_*")) as unknown[];
+      let list: unknown[];
+      try {
+        list = (await node.call("FUNCTION", "LIST", "LIBRARYNAME", "tasklane_*")) as unknown[];
+      } catch (error) {
+        // Redis 6.2 has no functions, so no library to delete
+        if (error instanceof Error && /unknown command/i.test(error.message)) return;
+        throw error;
+      }
       for (const entry of list) {
         const name = libraryName(entry);
         if (name === undefined || !name.startsWith("tasklane_") || name === LIBRARY.name) continue;

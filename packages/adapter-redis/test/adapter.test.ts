@@ -1175,6 +1175,41 @@ describe("bad input and failures", () => {
     expect(await raw.hexists(jobsKey, encodeId(doomed.id))).toBe(0);
   });
 
+  it("runs as EVAL scripts on a server without functions, as on Redis 6.2", async () => {
+    // FUNCTION and FCALL renamed away: the server answers "unknown command", as 6.2 does
+    const old = await startRedis([
+      "--rename-command",
+      "FUNCTION",
+      "",
+      "--rename-command",
+      "FCALL",
+      "",
+    ]);
+    const client = new Redis(old.url);
+    const auto = createRedisAdapter({ connection: old.url, prefix });
+    const strict = createRedisAdapter({ connection: old.url, prefix, scripting: "functions" });
+    try {
+      const q = await auto.queue("no-functions", opts);
+      const put = job();
+      expect(await q.put([put])).toEqual([{ id: put.id, status: "created" }]);
+      const got = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(got.map((j) => j.id)).toEqual([put.id]);
+      expect(await q.ack([got[0]!.lock])).toEqual(["ok"]);
+      const calls = await commandCalls(client);
+      expect(calls.evalsha).toBeGreaterThanOrEqual(3);
+      expect(calls.fcall).toBe(0);
+      // no library to delete, and no error for it
+      expect(await deleteStaleLibraries(client)).toEqual([]);
+      // "functions" refuses to start where there are none
+      await expect(strict.queue("no-functions", opts)).rejects.toThrow(LIBRARY.name);
+    } finally {
+      await auto.close();
+      await strict.close();
+      client.disconnect();
+      await old.stop();
+    }
+  });
+
   it("refuses a server whose maxmemory-policy may evict jobs, unless allowed", async () => {
     const lossy = await startRedis(["--maxmemory-policy", "allkeys-lru"]);
     try {
