@@ -73,3 +73,8 @@ export function isNoScript(error: unknown): boolean {
 export function isFunctionMissing(error: unknown): boolean {
   return error instanceof Error && /^ERR Function not found/i.test(error.message);
 }
+
+/** A command the server does not know (FUNCTION on Redis 6.2, or renamed away). */
+export function isUnknownCommand(error: unknown): boolean {
+  return error instanceof Error && /unknown command/i.test(error.message);
+}

@@ -12,7 +12,7 @@ import {
   validateQueueOptions,
 } from "@tasklane/core";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
-import { mapRedisError, RedisUnavailableError } from "./errors.ts";
+import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
 import { MAX_BATCH, RedisQueue } from "./redis-queue.ts";
@@ -535,8 +535,8 @@ async function loadCode(client: Client, scripting: "auto" | ScriptingMode): Prom
       await loadLibrary(client);
       return "functions";
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const refused = /unknown command|NOPERM/i.test(message);
+      const refused =
+        isUnknownCommand(error) || (error instanceof Error && /NOPERM/i.test(error.message));
       // Anything else (a node going away) is left to the call that meets a missing function.
       if (!refused) return "functions";
       if (scripting === "functions") {

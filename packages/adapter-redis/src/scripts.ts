@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { Cluster, type Redis } from "ioredis";
-import { isFunctionMissing, isNoScript, mapRedisError } from "./errors.ts";
+import { isFunctionMissing, isNoScript, isUnknownCommand, mapRedisError } from "./errors.ts";
 import { VERSION } from "./version.ts";
 
 export const SCRIPT_NAMES = [
@@ -275,7 +275,7 @@ export async function deleteStaleLibraries(client: Redis | Cluster): Promise<str
         list = (await node.call("FUNCTION", "LIST", "LIBRARYNAME", "tasklane_*")) as unknown[];
       } catch (error) {
         // Redis 6.2 has no functions, so no library to delete
-        if (error instanceof Error && /unknown command/i.test(error.message)) return;
+        if (isUnknownCommand(error)) return;
         throw error;
       }
       for (const entry of list) {

@@ -852,9 +852,9 @@ end
 -- bytes), and the packed tokens (read with tokenAt); nil when the arguments are not ids
 -- and one token per id.
 local function lockIds(from)
+  if #ARGV < from then return nil end
   local ids, named, twice = {}, {}, false
   local tokens = ARGV[#ARGV]
-  if tokens == nil or #ARGV < from then return nil end
   for i = from, #ARGV - 1 do
     local id = ARGV[i]
     ids[#ids + 1] = id
