@@ -32,6 +32,8 @@ import {
   commandCalls,
   freePort,
   newJob as job,
+  libraryNames,
+  loadStubLibrary,
   QUEUE_OPTIONS,
   type RedisServer,
   startRedis,
@@ -126,22 +128,13 @@ describe("scripts", () => {
 
   it("delete the function libraries of other tasklane builds, and keep working without them", async () => {
     const stale = "tasklane_0_0_1_0123456789ab";
-    const load = (name: string) =>
-      raw.call(
-        "FUNCTION",
-        "LOAD",
-        `#!lua name=${name}\nredis.register_function('${name}_f', function() return 1 end)`,
-      );
     await raw.call("FUNCTION", "FLUSH");
     const own = createRedisAdapter({ connection: server.url, prefix });
     try {
       const q = await own.queue("stale-libraries", opts); // loads this build's library
-      await load(stale);
-      await load("someone_elses");
-      const names = async () =>
-        ((await raw.call("FUNCTION", "LIST")) as unknown[][])
-          .map((entry) => entry[entry.indexOf("library_name") + 1])
-          .sort();
+      await loadStubLibrary(raw, stale);
+      await loadStubLibrary(raw, "someone_elses");
+      const names = () => libraryNames(raw);
       expect(await names()).toEqual([LIBRARY.name, "someone_elses", stale].sort());
       expect(await deleteStaleLibraries(raw)).toEqual([stale]);
       expect(await names()).toEqual([LIBRARY.name, "someone_elses"].sort());

@@ -14,6 +14,8 @@ import {
 } from "../src/index.ts";
 import {
   newJob as job,
+  libraryNames,
+  loadStubLibrary,
   QUEUE_OPTIONS,
   type RedisClusterNodes,
   startCluster,
@@ -107,20 +109,9 @@ describe("redis cluster", () => {
     const masters = client.nodes("master");
     const stale = "tasklane_0_0_1_0123456789ab";
     await adapter.queue("stale-libraries", opts); // this build's library is loaded
-    await Promise.all(
-      masters.map((node) =>
-        node.call(
-          "FUNCTION",
-          "LOAD",
-          `#!lua name=${stale}\nredis.register_function('${stale}_f', function() return 1 end)`,
-        ),
-      ),
-    );
+    await Promise.all(masters.map((node) => loadStubLibrary(node, stale)));
     expect(await deleteStaleLibraries(client)).toEqual([stale]);
-    for (const node of masters) {
-      const list = (await node.call("FUNCTION", "LIST")) as unknown[][];
-      expect(list.map((entry) => entry[entry.indexOf("library_name") + 1])).toEqual([LIBRARY.name]);
-    }
+    for (const node of masters) expect(await libraryNames(node)).toEqual([LIBRARY.name]);
   });
 
   it("wakes a blocked worker on its queue's node", async () => {

@@ -328,6 +328,21 @@ export async function commandCalls(
   return { fcall: calls("fcall"), evalsha: calls("evalsha"), eval: calls("eval") };
 }
 
+/** Load a one-function library named `name` on `node` (a stand-in for another build's). */
+export function loadStubLibrary(node: Redis, name: string): Promise<unknown> {
+  return node.call(
+    "FUNCTION",
+    "LOAD",
+    `#!lua name=${name}\nredis.register_function('${name}_f', function() return 1 end)`,
+  );
+}
+
+/** The function libraries on `node`, by name, sorted. */
+export async function libraryNames(node: Redis): Promise<string[]> {
+  const list = (await node.call("FUNCTION", "LIST")) as unknown[][];
+  return list.map((entry) => String(entry[entry.indexOf("library_name") + 1])).sort();
+}
+
 export function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}`;
 }
