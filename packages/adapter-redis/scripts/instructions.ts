@@ -14,14 +14,13 @@
  * the EVAL form (default: the function library).
  */
 import { execFileSync, spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_RETENTION, type NewJob, type Queue } from "@tasklane/core";
+import { DEFAULT_RETENTION, type Queue } from "@tasklane/core";
 import { Redis } from "ioredis";
 import { createRedisAdapter, type ScriptingMode } from "../src/index.ts";
-import { freePort, REDIS_SERVER, waitFor } from "../test/helpers.ts";
+import { freePort, newJob, REDIS_SERVER, waitFor } from "../test/helpers.ts";
 
 /** What a case measures: `calls` calls of `jobs` jobs each, counted inside `count`. */
 interface Case {
@@ -30,18 +29,12 @@ interface Case {
   run(q: Queue, count: (work: () => Promise<unknown>) => Promise<void>): Promise<void>;
 }
 
-const job = (freshId: boolean, i = 0, publishedAt = Date.now()): NewJob => ({
-  id: randomUUID(),
-  freshId,
-  task: "noop",
-  payload: `{"i":${i}}`,
-  priority: 0,
-  publishedAt,
-});
 /** n fresh jobs as core's publishMany makes them (one publishedAt: put's packed layout). */
 const jobs = (n: number) => {
-  const now = Date.now();
-  return Array.from({ length: n }, (_, i) => job(true, i, now));
+  const publishedAt = Date.now();
+  return Array.from({ length: n }, (_, i) =>
+    newJob({ freshId: true, payload: `{"i":${i}}`, publishedAt }),
+  );
 };
 const reserve = async (q: Queue, limit: number) =>
   (await q.reserve({ limit, leaseMs: 60_000, waitMs: 0 })).jobs;
@@ -171,7 +164,7 @@ async function measure(name: string, c: Case, scripting: ScriptingMode): Promise
       retention: DEFAULT_RETENTION,
     });
     // the scripts are loaded and the queue's keys exist before anything is counted
-    await q.put([job(false)]);
+    await q.put([newJob()]);
     await q.ack((await reserve(q, 1)).map((j) => j.lock));
     const instr = (on: boolean) =>
       execFileSync("callgrind_control", [`--instr=${on ? "on" : "off"}`, String(server.pid)], {
