@@ -29,11 +29,32 @@ function worstCase(job: NewJob): number {
 }
 
 export function packJobs(jobs: readonly NewJob[]): Buffer {
+  const length = packInto(jobs);
+  const out = packed;
+  packed = scratch;
+  // The shared scratch is copied out (ioredis may hold the argument until the connection
+  // can write it); a buffer of this call's own is handed over as is.
+  return out === scratch ? Buffer.from(out.subarray(0, length)) : out.subarray(0, length);
+}
+
+/** Where packInto left its jobs: the scratch, or a buffer of the call's own. */
+let packed = scratch;
+
+/**
+ * Pack the jobs into `packed`; returns their length in bytes. The loop is a function of
+ * its own that ends with it: V8 compiles a long loop on the stack (OSR) while the first
+ * call still runs, before any code after the loop has run. Code after the loop then had
+ * no type feedback, and the compiled loop, which later calls enter again, deoptimized at
+ * it on every call (`--trace-deopt`: "Insufficient type feedback", once per publishMany).
+ */
+function packInto(jobs: readonly NewJob[]): number {
   let o = 0;
   let prefixTask: string | undefined;
   let prefix = new Uint8Array(0);
   let out = scratch;
-  for (const job of jobs) {
+  // indexed, not for...of: until V8 compiles it, the iterator protocol costs calls per job
+  for (let k = 0; k < jobs.length; k++) {
+    const job = jobs[k] as NewJob;
     const need = o + worstCase(job);
     if (need > out.length) {
       const grown = Buffer.allocUnsafe(Math.max(need, 2 * out.length));
@@ -67,7 +88,6 @@ export function packJobs(jobs: readonly NewJob[]): Buffer {
     out[o + 3] = textLength & 255;
     o = t;
   }
-  // The shared scratch is copied out (ioredis may hold the argument until the connection
-  // can write it); a buffer of this call's own is handed over as is.
-  return out === scratch ? Buffer.from(out.subarray(0, o)) : out.subarray(0, o);
+  packed = out;
+  return o;
 }

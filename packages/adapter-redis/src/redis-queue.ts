@@ -177,9 +177,9 @@ export class RedisQueue implements Required<Queue> {
   private async putNow(jobs: NewJob[]): Promise<PutResult[]> {
     // Flags (see lua/put.lua): "e" put events; "f" every id fresh (NewJob.freshId), so the
     // script looks none up. One caller's id in the call and every id is checked.
-    const fresh = jobs.every((job) => job.freshId === true);
+    const shape = jobsShape(jobs);
     const args: Array<string | number | Buffer> = [
-      (this.shared.putEvents ? "e" : "") + (fresh ? "f" : ""),
+      (this.shared.putEvents ? "e" : "") + (shape & ALL_FRESH ? "f" : ""),
     ];
     const first = jobs[0] as NewJob;
     const priority = priorityArg(first);
@@ -188,15 +188,7 @@ export class RedisQueue implements Required<Queue> {
     // publishMany's jobs usually share priority, runAt and publishedAt: then those go once
     // and the jobs in one packed argument (layout "p", see put-batch.ts); otherwise, and
     // for a single job (nothing to gain), five arguments per job (layout "5").
-    const uniform =
-      jobs.length > 1 &&
-      jobs.every(
-        (job) =>
-          job.priority === first.priority &&
-          job.runAt === first.runAt &&
-          job.publishedAt === first.publishedAt,
-      );
-    if (uniform) {
+    if (jobs.length > 1 && shape & SHARED_FIELDS) {
       args.push("p", priority, runAt, publishedAt, packJobs(jobs));
     } else {
       args.push("5");
@@ -608,3 +600,30 @@ const runAtArg = (job: NewJob) =>
   job.runAt !== undefined && Number.isFinite(job.runAt) ? Math.ceil(job.runAt) : "";
 const publishedAtArg = (job: NewJob) =>
   Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "";
+
+/** jobsShape's bits: every id is fresh (NewJob.freshId); every job has the first's fields. */
+const ALL_FRESH = 1;
+const SHARED_FIELDS = 2;
+
+/**
+ * What put needs to know of its jobs, in one indexed pass (no callback per job: a
+ * 1,000-job publishMany made 2,000 calls through two `every`s). SHARED_FIELDS: every job
+ * has the first's priority, runAt and publishedAt. Nothing follows the loop but the
+ * return (see packInto in put-batch.ts for why).
+ */
+function jobsShape(jobs: readonly NewJob[]): number {
+  const first = jobs[0] as NewJob;
+  let shape = ALL_FRESH | SHARED_FIELDS;
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i] as NewJob;
+    if (job.freshId !== true) shape &= ~ALL_FRESH;
+    if (
+      job.priority !== first.priority ||
+      job.runAt !== first.runAt ||
+      job.publishedAt !== first.publishedAt
+    ) {
+      shape &= ~SHARED_FIELDS;
+    }
+  }
+  return shape;
+}
