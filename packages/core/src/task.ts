@@ -126,14 +126,24 @@ export function validatePayload<I, O>(task: Task<I, O>, value: unknown): O | Pro
 }
 
 function unwrap<O>(taskName: string, result: StandardSchemaV1.Result<O>): O {
-  if (result.issues) {
-    throw new ValidationError(
-      taskName,
-      result.issues.map((i) => ({
-        message: i.message,
-        path: (i.path ?? []).map((p) => (typeof p === "object" ? p.key : p)),
-      })),
-    );
-  }
+  if (result.issues) throw schemaError(taskName, result.issues);
   return result.value;
+}
+
+/**
+ * The ValidationError of a schema's issues; `index` (publishMany's item) goes in front of
+ * every issue's path.
+ */
+export function schemaError(
+  taskName: string,
+  issues: ReadonlyArray<StandardSchemaV1.Issue>,
+  index?: number,
+): ValidationError {
+  return new ValidationError(
+    taskName,
+    issues.map((i) => {
+      const path = (i.path ?? []).map((p) => (typeof p === "object" ? p.key : p));
+      return { message: i.message, path: index === undefined ? path : [index, ...path] };
+    }),
+  );
 }
