@@ -37,6 +37,20 @@ const client = (schema: StandardSchemaV1<{ n: number }, { n: number }>) => {
 const payloads = async (tl: ReturnType<typeof client>["tl"], ids: string[]) =>
   Promise.all(ids.map(async (id) => JSON.parse((await tl.queue("q").get(id))?.payload ?? "null")));
 
+describe("publishMany's validation errors", () => {
+  it("name the item whose payload a synchronous schema refused, with nothing written", async () => {
+    const { tl, task } = client(z.object({ n: z.number() }));
+    const error = await tl
+      .publishMany(task, [{ payload: { n: 1 } }, { payload: { n: "x" } }] as never)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues.map((i) => i.path)).toEqual([[1, "n"]]);
+    expect((error as ValidationError).message).toMatch(/1\.n: /);
+    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 0 });
+    await tl.close();
+  });
+});
+
 describe("publishMany with schemas that validate asynchronously", () => {
   it("keeps the items' order when validation turns asynchronous mid-call", async () => {
     const { tl, task } = client(sometimesAsync);
