@@ -78,3 +78,8 @@ export function isFunctionMissing(error: unknown): boolean {
 export function isUnknownCommand(error: unknown): boolean {
   return error instanceof Error && /unknown command/i.test(error.message);
 }
+
+/** FUNCTION DELETE of a library that is not there (another process deleted it first). */
+export function isLibraryMissing(error: unknown): boolean {
+  return error instanceof Error && /library not found/i.test(error.message);
+}

@@ -18,7 +18,13 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { Cluster, type Redis } from "ioredis";
-import { isFunctionMissing, isNoScript, isUnknownCommand, mapRedisError } from "./errors.ts";
+import {
+  isFunctionMissing,
+  isLibraryMissing,
+  isNoScript,
+  isUnknownCommand,
+  mapRedisError,
+} from "./errors.ts";
 import { VERSION } from "./version.ts";
 
 export const SCRIPT_NAMES = [
@@ -286,7 +292,7 @@ export async function deleteStaleLibraries(client: Redis | Cluster): Promise<str
           deleted.add(name);
         } catch (error) {
           // another process deleted it first
-          if (!(error instanceof Error && /library not found/i.test(error.message))) throw error;
+          if (!isLibraryMissing(error)) throw error;
         }
       }
     }),
