@@ -13,7 +13,7 @@ export interface QueueKeys {
   wake: string;
 }
 
-const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t"] as const;
+const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"] as const;
 
 export function queueKeys(prefix: string, queue: string): QueueKeys {
   const tag = `${prefix}:{${prefix}:${queue}}:`;

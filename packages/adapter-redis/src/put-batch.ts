@@ -1,7 +1,9 @@
 /**
- * put's packed batch (layout "p", see lua/put.lua): every job of a call in one script
- * argument; per job ">I2" the encoded id's length in bytes, the id, ">I4" the job text's
- * length in bytes, the text (see job-text.ts).
+ * put's packed batch (layouts "p" and "r", see lua/put.lua): every job of a call in one
+ * script argument; per job ">I2" the encoded id's length in bytes, the id, ">I4" the job
+ * text's length in bytes, the text (see job-text.ts). Layout "r" puts the by-ref record's
+ * head before each text (byte 7, ">I2" the job's index from 1, the call's 8-byte ref), so
+ * each text is the record as redis-server stores it (JOB RECORDS in lua/_common.lua).
  *
  * Why one argument: sent as two arguments per job, each id and text was a string of its
  * own, ioredis measured every argument (Buffer.byteLength) and joined ~10,000 pieces into
@@ -9,6 +11,7 @@
  * parsed 2,000 bulk strings. Packed, ids and texts are written once, as UTF-8, straight
  * into one buffer, and the script splits it with one struct.unpack per job.
  */
+import { randomFillSync } from "node:crypto";
 import type { NewJob } from "@tasklane/core";
 import { encodeId, writeCompactUuid } from "./id-codec.ts";
 import { encodeJobText } from "./job-text.ts";
@@ -22,14 +25,33 @@ let scratch = Buffer.allocUnsafe(64 * 1024);
  */
 const SCRATCH_MAX_BYTES = 1024 * 1024;
 
+/** The first byte of a by-ref record (BY_REF in lua/_common.lua). */
+const BY_REF = 7;
+/** A by-ref record's head: the kind, the index, the call ref. */
+const REF_HEAD_BYTES = 11;
+/** The most jobs a by-ref call can index (">I2"). */
+export const MAX_BY_REF_JOBS = 65_535;
+
 /** The bytes a job may need at most (UTF-8 takes at most 3 bytes per UTF-16 unit). */
 function worstCase(job: NewJob): number {
   const textUnits = 24 + job.task.length + (job.appData?.length ?? 0) + job.payload.length;
-  return 6 + 3 * (job.id.length + 1) + 3 * textUnits;
+  return 6 + REF_HEAD_BYTES + 3 * (job.id.length + 1) + 3 * textUnits;
 }
 
-export function packJobs(jobs: readonly NewJob[]): Buffer {
-  const length = packInto(jobs);
+/**
+ * A new call ref: 8 random bytes (from the same CSPRNG as job ids), so no two calls'
+ * records point to one header; put checks that none is stored already.
+ */
+export function newCallRef(): Buffer {
+  return randomFillSync(Buffer.allocUnsafe(8));
+}
+
+/**
+ * The jobs packed for layout "p", or for layout "r" with `ref` (at most MAX_BY_REF_JOBS
+ * jobs). A buffer of the call's own (ioredis may hold it until it can write).
+ */
+export function packJobs(jobs: readonly NewJob[], ref?: Buffer): Buffer {
+  const length = packInto(jobs, ref ?? NO_REF);
   const out = packed;
   packed = scratch;
   // The shared scratch is copied out (ioredis may hold the argument until the connection
@@ -39,6 +61,8 @@ export function packJobs(jobs: readonly NewJob[]): Buffer {
 
 /** Where packInto left its jobs: the scratch, or a buffer of the call's own. */
 let packed = scratch;
+/** packInto's ref for layout "p" (none; one type for both, so V8 compiles one loop). */
+const NO_REF = Buffer.alloc(0);
 
 /**
  * Pack the jobs into `packed`; returns their length in bytes. The loop is a function of
@@ -47,10 +71,12 @@ let packed = scratch;
  * no type feedback, and the compiled loop, which later calls enter again, deoptimized at
  * it on every call (`--trace-deopt`: "Insufficient type feedback", once per publishMany).
  */
-function packInto(jobs: readonly NewJob[]): number {
+function packInto(jobs: readonly NewJob[], ref: Buffer): number {
   let o = 0;
   let prefixTask: string | undefined;
+  // the ref (if any) and the text's head, written as one piece after the index
   let prefix = new Uint8Array(0);
+  const byRef = ref.length > 0;
   let out = scratch;
   // indexed, not for...of: until V8 compiles it, the iterator protocol costs calls per job
   for (let k = 0; k < jobs.length; k++) {
@@ -70,14 +96,23 @@ function packInto(jobs: readonly NewJob[]): number {
     o += 2 + idLength;
     const start = o + 4;
     let t = start;
+    if (byRef) {
+      out[t] = BY_REF;
+      out[t + 1] = (k + 1) >> 8;
+      out[t + 2] = (k + 1) & 255;
+      t += 3;
+    }
     if (job.appData === undefined) {
-      // The text's head ("<task length>:-:<task>") is the same for every job of a task.
+      // The ref and the text's head ("<task length>:-:<task>") are the same for every job
+      // of a task.
       if (job.task !== prefixTask) {
         prefixTask = job.task;
-        prefix = Buffer.from(encodeJobText(job.task, "", undefined), "utf8");
+        prefix = Buffer.concat([ref, Buffer.from(encodeJobText(job.task, "", undefined), "utf8")]);
       }
-      for (let i = 0; i < prefix.length; i++) out[t++] = prefix[i] as number;
+      out.set(prefix, t);
+      t += prefix.length;
     } else {
+      for (let i = 0; i < ref.length; i++) out[t++] = ref[i] as number;
       t += out.write(encodeJobText(job.task, "", job.appData), t, "utf8");
     }
     t += out.write(job.payload, t, "utf8");

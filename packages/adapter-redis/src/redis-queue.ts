@@ -28,7 +28,7 @@ import { mapRedisError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type QueueKeys, queueKeys } from "./keys.ts";
-import { packJobs } from "./put-batch.ts";
+import { MAX_BY_REF_JOBS, newCallRef, packJobs } from "./put-batch.ts";
 import type { AdapterShared, FollowUp } from "./redis-adapter.ts";
 import { runScript, SCRIPTS, type ScriptName, sendScript } from "./scripts.ts";
 
@@ -187,9 +187,16 @@ export class RedisQueue implements Required<Queue> {
     const publishedAt = publishedAtArg(first);
     // publishMany's jobs usually share priority, runAt and publishedAt: then those go once
     // and the jobs in one packed argument (layout "p", see put-batch.ts); otherwise, and
-    // for a single job (nothing to gain), five arguments per job (layout "5").
+    // for a single job (nothing to gain), five arguments per job (layout "5"). When the
+    // ids are fresh too and no runAt is given (the usual publishMany), each job goes as the
+    // record redis-server stores (layout "r": by ref, see JOB RECORDS in lua/_common.lua).
     if (jobs.length > 1 && shape & SHARED_FIELDS) {
-      args.push("p", priority, runAt, publishedAt, packJobs(jobs));
+      if (shape & ALL_FRESH && runAt === "" && jobs.length <= MAX_BY_REF_JOBS) {
+        const ref = newCallRef();
+        args.push("r", priority, runAt, publishedAt, ref, packJobs(jobs, ref));
+      } else {
+        args.push("p", priority, runAt, publishedAt, packJobs(jobs));
+      }
     } else {
       args.push("5");
       for (const job of jobs) {

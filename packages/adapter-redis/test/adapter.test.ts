@@ -417,30 +417,54 @@ describe("ordering", () => {
   });
 
   /**
-   * The records of `jobs` (from index `from`) are fresh waiting records as put writes them:
-   * state, priority, seq (index + 1), putAt (from `before` on), publishedAt, then the text.
+   * The records of `jobs` (from index `from`) are waiting records as put writes them: fresh
+   * (state, priority, seq = index + 1, putAt from `before` on, publishedAt, the text), or,
+   * with `byRef`, by ref (7, the index in its call, the call's ref, the text), whose call
+   * header holds what makes the fresh record's fields (priority, seq base, putAt,
+   * publishedAt) and counts exactly the records that refer to it.
    */
   async function expectFreshRecords(
     name: string,
     jobs: NewJob[],
-    at: { publishedAt: number; before: number; from?: number },
+    at: { publishedAt: number; before: number; from?: number; byRef?: boolean },
   ): Promise<void> {
-    const records = await raw.hmgetBuffer(
-      queueKeys(prefix, name).all[1] as string,
-      ...jobs.map((j) => encodeId(j.id)),
-    );
-    records.forEach((record, i) => {
+    const keys = queueKeys(prefix, name).all;
+    const records = await raw.hmgetBuffer(keys[1] as string, ...jobs.map((j) => encodeId(j.id)));
+    const refCounts = new Map<string, number>();
+    for (const [i, record] of records.entries()) {
       const want = jobs[i] as NewJob;
       if (!record) throw new Error(`no record for job ${i}`);
-      if (i < (at.from ?? 0)) return;
-      expect(record[0]).toBe(1); // a fresh record, waiting
-      expect(record.readInt16BE(1)).toBe(want.priority);
-      expect(record.readUIntBE(3, 6)).toBe(i + 1); // seq
-      expect(record.readUIntBE(9, 6)).toBeGreaterThanOrEqual(at.before - 1_000); // putAt
-      expect(record.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
-      expect(record.readIntBE(15, 6)).toBe(at.publishedAt);
-      expect(record.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
-    });
+      if (i < (at.from ?? 0)) continue;
+      let fresh = record;
+      if (at.byRef) {
+        expect(record[0]).toBe(7);
+        const ref = record.subarray(3, 11);
+        refCounts.set(ref.toString("hex"), (refCounts.get(ref.toString("hex")) ?? 0) + 1);
+        const call = await raw.hgetBuffer(keys[11] as string, ref);
+        if (!call) throw new Error(`no call header for job ${i}`);
+        expect(call).toHaveLength(24);
+        const seq = Buffer.alloc(6);
+        seq.writeUIntBE(call.readUIntBE(2, 6) + record.readUInt16BE(1), 0, 6);
+        fresh = Buffer.concat([
+          Buffer.from([1]),
+          call.subarray(0, 2),
+          seq,
+          call.subarray(8, 20),
+          record.subarray(11),
+        ]);
+      }
+      expect(fresh[0]).toBe(1); // a fresh record, waiting
+      expect(fresh.readInt16BE(1)).toBe(want.priority);
+      expect(fresh.readUIntBE(3, 6)).toBe(i + 1); // seq
+      expect(fresh.readUIntBE(9, 6)).toBeGreaterThanOrEqual(at.before - 1_000); // putAt
+      expect(fresh.readUIntBE(9, 6)).toBeLessThanOrEqual(Date.now() + 1_000);
+      expect(fresh.readIntBE(15, 6)).toBe(at.publishedAt);
+      expect(fresh.subarray(21).toString()).toBe(`1:-:t${want.payload}`);
+    }
+    for (const [ref, count] of refCounts) {
+      const call = await raw.hgetBuffer(keys[11] as string, Buffer.from(ref, "hex"));
+      expect(call?.readUInt32BE(20)).toBe(count); // records left by ref
+    }
   }
 
   it("stores a shared-field batch's records as the per-job layout does, seq counting on", async () => {
@@ -495,11 +519,100 @@ describe("ordering", () => {
       expect(await q.put(batch)).toEqual(batch.map((j) => ({ id: j.id, status: "created" })));
     }
     const all = [early, ...listed, ...low, ...high];
-    // early (seq 1) was delayed: its record has the header layout
-    await expectFreshRecords(name, all, { publishedAt, before, from: 1 });
+    // early (seq 1) was delayed: its record has the header layout; the fresh-id batches'
+    // records are by ref, one call header each
+    await expectFreshRecords(name, all, { publishedAt, before, from: 1, byRef: true });
+    const callHeaders = queueKeys(prefix, name).all[11] as string;
+    expect(await raw.hlen(callHeaders)).toBe(3);
     const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual([...high, early, ...listed, ...low].map((j) => j.id));
+    expect(got.jobs.map((j) => j.payload)).toEqual(
+      [...high, early, ...listed, ...low].map((j) => j.payload),
+    );
     expect(await q.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 305 });
+    // every record was rewritten at its reservation: no header is left
+    expect(await raw.exists(callHeaders)).toBe(0);
+  });
+
+  it("puts a deleted or retired waiting job's id at the back when it is put again, listed once", async () => {
+    const q = await fresh();
+    const ids = async () => {
+      const out: string[] = [];
+      for await (const info of q.list({ state: "waiting", pageSize: 2 })) out.push(info.id);
+      return out;
+    };
+    const [a, b, c, d] = [job(), job(), job(), job()];
+    await q.put([a, b, c]);
+    // a is deleted while waiting; c is canceled, then its record removed as retention would
+    expect(await q.delete([a.id])).toBe(1);
+    expect(await q.cancel([c.id])).toEqual(["canceled"]);
+    expect(await q.delete([c.id])).toBe(1);
+    await q.put([d]);
+    // both ids again, while their tombstones are still in the list ahead of b
+    expect((await q.put([a, c])).map((r) => r.status)).toEqual(["created", "created"]);
+    expect(await ids()).toEqual([b.id, d.id, a.id, c.id]);
+    expect(await q.counts()).toMatchObject({ waiting: 4 });
+    const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => j.id)).toEqual([b.id, d.id, a.id, c.id]);
+    // the tombstones were counted down as they were popped
+    const keys = queueKeys(prefix, q.name).all;
+    expect(await raw.exists(keys[12] as string, keys[2] as string)).toBe(0);
+    expect(await q.counts()).toMatchObject({ waiting: 0, active: 4 });
+  });
+
+  it("counts a put call's header down by every way its records leave, and drops it with the last", async () => {
+    const q = await fresh();
+    const publishedAt = Date.now() - 1_000;
+    const batch = Array.from({ length: 6 }, (_, i) =>
+      job({ freshId: true, payload: `{"n":${i}}`, publishedAt }),
+    );
+    const [a, b, c, d] = batch as [NewJob, NewJob, NewJob, NewJob];
+    await q.put(batch);
+    const keys = queueKeys(prefix, q.name).all;
+    const left = async () => {
+      const values = await raw.hvalsBuffer(keys[11] as string);
+      return values.map((v) => v.readUInt32BE(20));
+    };
+    expect(await left()).toEqual([6]);
+    // read only: get, list, and a put naming one of its ids
+    expect(await q.get(c.id)).toMatchObject({ state: "waiting", payload: c.payload, publishedAt });
+    let listed = 0;
+    for await (const info of q.list({ state: "waiting" }))
+      if (info.publishedAt === publishedAt) listed++;
+    expect(listed).toBe(6);
+    expect(await q.put([{ ...c, freshId: false }])).toEqual([{ id: c.id, status: "duplicate" }]);
+    expect(await left()).toEqual([6]);
+    // a cancel rewrites a's record, a delete removes b's
+    expect(await q.cancel([a.id])).toEqual(["canceled"]);
+    expect(await q.delete([b.id])).toBe(1);
+    expect(await left()).toEqual([4]);
+    // reserve takes c and d from their by-ref records, payload and publishedAt intact
+    const got = await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => [j.id, j.payload, j.publishedAt])).toEqual(
+      [c, d].map((j) => [j.id, j.payload, publishedAt]),
+    );
+    expect(await left()).toEqual([2]);
+    await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(await raw.exists(keys[11] as string)).toBe(0);
+    expect(await q.counts()).toMatchObject({ waiting: 0, active: 4, canceled: 1 });
+  });
+
+  it("hands out a by-ref record whose call header is gone as malformed, and goes on", async () => {
+    const q = await fresh();
+    const batch = [job({ freshId: true }), job({ freshId: true })];
+    const publishedAt = batch[0]!.publishedAt;
+    for (const j of batch) j.publishedAt = publishedAt;
+    await q.put(batch);
+    // a foreign writer deletes the call headers
+    await raw.del(queueKeys(prefix, q.name).all[11] as string);
+    const got = (await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(got.map((j) => j.id)).toEqual(batch.map((j) => j.id));
+    for (const j of got) expect(j.malformed).toMatch(/not one tasklane wrote/);
+    // the queue keeps working
+    const next = job();
+    await q.put([next]);
+    const more = (await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(more.map((j) => [j.id, j.malformed])).toEqual([[next.id, undefined]]);
   });
 
   it("packs any id, task, appData and payload text into a batch and reads them back", async () => {

@@ -1,27 +1,58 @@
 /**
  * Random operations from three adapters on one queue (seeded, no timing-dependent
  * transitions): counts always equal what list() streams per state, no job is handed out
- * twice while held or after it finished, and the waiting-list counter matches the records.
+ * twice while held or after it finished, the waiting-list counter matches the records, and
+ * every put call's header (by-ref records) counts exactly the records that refer to it.
  */
 import { randomUUID } from "node:crypto";
-import type { JobState, Lock } from "@tasklane/core";
+import type { JobState, Lock, NewJob } from "@tasklane/core";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, type RedisAdapter } from "../src/index.ts";
+import { queueKeys } from "../src/keys.ts";
 import { type RedisServer, startRedis, uniquePrefix } from "./helpers.ts";
 
 let server: RedisServer;
 let adapters: RedisAdapter[] = [];
+let raw: Redis;
+const prefix = uniquePrefix();
 
 beforeAll(async () => {
   server = await startRedis();
-  const prefix = uniquePrefix();
   adapters = [0, 1, 2].map(() => createRedisAdapter({ connection: server.url, prefix }));
+  raw = new Redis(server.url);
 });
 
 afterAll(async () => {
   for (const a of adapters) await a.close();
+  raw?.disconnect();
   await server?.stop();
 });
+
+/**
+ * The by-ref records' call refs (hex) with how many records refer to each, and the
+ * records-left count each stored call header holds.
+ */
+async function callRefs(
+  queue: string,
+): Promise<{ referred: Map<string, number>; headers: Map<string, number> }> {
+  const keys = queueKeys(prefix, queue).all;
+  const referred = new Map<string, number>();
+  for (const record of await raw.hvalsBuffer(keys[1] as string)) {
+    if (record[0] !== 7) continue;
+    const ref = record.subarray(3, 11).toString("hex");
+    referred.set(ref, (referred.get(ref) ?? 0) + 1);
+  }
+  const headers = new Map<string, number>();
+  const refs = await raw.hkeysBuffer(keys[11] as string);
+  if (refs.length > 0) {
+    const values = await raw.hmgetBuffer(keys[11] as string, ...refs);
+    refs.forEach((ref, i) => {
+      headers.set(ref.toString("hex"), values[i]?.readUInt32BE(20) ?? -1);
+    });
+  }
+  return { referred, headers };
+}
 
 const STATES: JobState[] = ["waiting", "delayed", "active", "succeeded", "failed", "canceled"];
 
@@ -44,18 +75,27 @@ describe("random operations", () => {
     const finished = new Set<string>();
     const held = new Map<string, { q: number; lock: Lock }>();
     const error = { name: "E", message: "m", reason: "error" as const };
+    let byRefSeen = 0;
     for (let round = 1; round <= 300; round++) {
       const qi = Math.floor(rand() * 3);
       const q = queues[qi]!;
       const r = rand();
       if (r < 0.3) {
-        const jobs = Array.from({ length: 1 + Math.floor(rand() * 20) }, () => ({
+        // Mostly one priority per call, as publishMany sends; half the calls without a
+        // caller's id are marked fresh, as core marks the ids it makes (by-ref records).
+        const publishedAt = Date.now();
+        const shared = rand() < 0.3 ? Math.floor(rand() * 10) - 5 : 0;
+        const mixed = rand() < 0.3;
+        const jobs: NewJob[] = Array.from({ length: 1 + Math.floor(rand() * 20) }, () => ({
           id: rand() < 0.1 && known.length > 0 ? pick(known) : randomUUID(),
           task: "t",
           payload: "{}",
-          priority: rand() < 0.3 ? Math.floor(rand() * 10) - 5 : 0,
-          publishedAt: Date.now(),
+          priority: mixed && rand() < 0.3 ? Math.floor(rand() * 10) - 5 : shared,
+          publishedAt,
         }));
+        if (rand() < 0.5 && !jobs.some((j) => known.includes(j.id))) {
+          for (const j of jobs) j.freshId = true;
+        }
         for (const res of await q.put(jobs)) {
           if (res.status !== "created") continue;
           known.push(res.id);
@@ -109,16 +149,40 @@ describe("random operations", () => {
       if (round % 50 === 0) {
         const counts = await q.counts();
         const listed: Record<string, number> = {};
+        let listedIds = 0;
         for (const state of STATES) {
           listed[state] = 0;
           for await (const info of q.list({ state, pageSize: 7 })) {
             expect(info.state).toBe(state);
             listed[state] = (listed[state] ?? 0) + 1;
+            if (state === "waiting" && info.priority === 0) listedIds++;
           }
         }
         expect(listed).toEqual(counts);
         expect(counts.active).toBe(held.size);
+        // every id in the waiting list is a listed job or a counted tombstone
+        const keys = queueKeys(prefix, "random").all;
+        const tombstones = (await raw.hvals(keys[12] as string)).map(Number);
+        expect(tombstones.every((n) => n > 0)).toBe(true);
+        expect(listedIds + tombstones.reduce((a, b) => a + b, 0)).toBe(
+          await raw.llen(keys[2] as string),
+        );
+        const { referred, headers } = await callRefs("random");
+        expect(headers).toEqual(referred);
+        byRefSeen += referred.size;
       }
     }
+    // the check above compared something: by-ref records were there at some checkpoint
+    expect(byRefSeen).toBeGreaterThan(0);
+    // everything finishes (the held jobs first: they take maxConcurrency's slots), and no
+    // call header outlives its records
+    for (const [, h] of held) await queues[h.q]!.ack([h.lock]);
+    for (;;) {
+      const got = await queues[0]!.reserve({ limit: 100, leaseMs: 60_000, waitMs: 0 });
+      if (got.jobs.length === 0) break;
+      await queues[0]!.ack(got.jobs.map((j) => j.lock));
+    }
+    expect(await queues[0]!.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 0 });
+    expect(await raw.exists(queueKeys(prefix, "random").all[11] as string)).toBe(0);
   }, 60_000);
 });

@@ -1,6 +1,6 @@
 -- tasklane: cancel — waiting, delayed or active jobs go to canceled. The holder of an active
 -- one learns it from its next ack/nack/extend ("canceled") and from a "canceled" event.
--- KEYS: the eleven queue keys (see _common.lua)
+-- KEYS: the thirteen queue keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: one integer per id: 1 canceled, 2 finished, 0 not found.
 
@@ -11,7 +11,7 @@ for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
 load(ids)
 
 local result = {}
-local pRem, dRem, aRem, activeIds = {}, {}, {}, {}
+local pRem, dRem, aRem, activeIds, entombed = {}, {}, {}, {}, {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -22,9 +22,10 @@ for i = 1, #ids do
     if state == WAITING or state == DELAYED or state == ACTIVE then
       if state == WAITING then
         if rec.prio == 0 then
-          -- its id stays in the list as a tombstone that reserve skips
+          -- its id stays in the list as a tombstone that reserve skips (TOMBSTONES)
           meta.wl = meta.wl - 1
           metaDirty = true
+          entombed[#entombed + 1] = id
         else
           pRem[#pRem + 1] = pmember(rec.due, rec.seq, id)
         end
@@ -50,6 +51,7 @@ end
 if #pRem > 0 then redis.call("ZREM", KP, unpack(pRem)) end
 if #dRem > 0 then redis.call("ZREM", KD, unpack(dRem)) end
 if #aRem > 0 then redis.call("ZREM", KA, unpack(aRem)) end
+entomb(entombed)
 flushAll()
 if meta.wl <= 0 then
   -- Only tombstones left: drop them (list() cursors count them as popped).
@@ -59,6 +61,7 @@ if meta.wl <= 0 then
     meta.wl = 0
     metaDirty = true
     redis.call("DEL", KW)
+    clearTombstones()
     flushMeta()
   end
 end

@@ -1,5 +1,5 @@
 -- tasklane: delete — remove jobs that are not active.
--- KEYS: the eleven queue keys (see _common.lua)
+-- KEYS: the thirteen queue keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 
@@ -13,6 +13,7 @@ local removed = {}
 local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {} }
 local ZSET_OF = { [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
 local seen = {}
+local entombed = {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -30,8 +31,10 @@ for i = 1, #ids do
       local state = rec.state
       if state == WAITING then
         if rec.prio == 0 then
+          -- its id stays in the list as a tombstone that reserve skips (TOMBSTONES)
           meta.wl = meta.wl - 1
           metaDirty = true
+          entombed[#entombed + 1] = id
         else
           local list = rem[KP]
           list[#list + 1] = pmember(rec.due, rec.seq, id)
@@ -40,6 +43,7 @@ for i = 1, #ids do
         local list = rem[ZSET_OF[state]]
         list[#list + 1] = id
       end
+      if rec.ref then deref(rec.ref) end
       seen[id] = true
       cache[id] = false
       removed[#removed + 1] = id
@@ -52,5 +56,6 @@ for key, members in pairs(rem) do
   if #members > 0 then redis.call("ZREM", key, unpack(members)) end
 end
 if #removed > 0 then redis.call("HDEL", KJ, unpack(removed)) end
+entomb(entombed)
 flushAll()
 return #removed

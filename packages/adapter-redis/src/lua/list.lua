@@ -1,8 +1,9 @@
 -- tasklane: list — one page of the jobs in one state, from a cursor (constant memory on
 -- both sides; never KEYS). Zset-backed states page by (score, member); the waiting list
 -- pages by absolute position (meta lp counts every id ever popped, so positions survive
--- pops; cancel and delete leave tombstones rather than shifting the list).
--- KEYS: the eleven queue keys (see _common.lua)
+-- pops; cancel and delete leave tombstones rather than shifting the list; an id that is
+-- in it more than once is listed at its last place, see TOMBSTONES in _common.lua).
+-- KEYS: the thirteen queue keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] state (1..6); ARGV[8] cursor ("" = start); ARGV[9] page size
 -- Returns: { next cursor ("" = done), job JSON... }
 
@@ -71,8 +72,20 @@ if state == WAITING then
     local start = abs - meta.lp
     if start < 0 then start = 0 end
     local ids = redis.call("LRANGE", KW, start, start + size - 1)
+    local got = #ids
+    local tombs = tombstonesOf(ids)
+    if tombs then
+      local shown = {}
+      for i = 1, got do
+        local id = ids[i]
+        if not tombs[id] or redis.call("LPOS", KW, id, "RANK", -1) == start + i - 1 then
+          shown[#shown + 1] = id
+        end
+      end
+      ids = shown
+    end
     emit(ids, WAITING, true)
-    if #ids == size then out[1] = "w|" .. (meta.lp + start + #ids) end
+    if got == size then out[1] = "w|" .. (meta.lp + start + got) end
   end
 elseif ZSETS[state] then
   local members, nextCur = zpage(ZSETS[state], cursor)

@@ -1,6 +1,6 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
--- KEYS: the eleven queue keys (see _common.lua)
+-- KEYS: the thirteen queue keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
 -- Returns: { ready, nextInMs (-1: nothing scheduled), first token, expiresAt, then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
@@ -72,8 +72,8 @@ local function takeBad(id, raw)
   take(id, rec, raw, MALFORMED)
 end
 
--- Fast path for the common candidate: a fresh record (as put, never handed out) that this
--- call has not read before. It becomes an extended record straight from its bytes, with
+-- Fast path for the common candidate: a fresh or by-ref record (as put, never handed out)
+-- that this call has not read before. It becomes an extended record straight from its bytes, with
 -- no record table, no cache bookkeeping and no encode(). Anything else returns false and
 -- goes through consider().
 local nf = #rawWrites
@@ -82,9 +82,25 @@ local nf = #rawWrites
 local takenHead = struct.pack(HEADER_FIXED, 64 + ACTIVE, 1, 0, 0, 0, 0, 0, exp, NOW)
 local TAKEN = { state = ACTIVE, prio = 0, hcount = 0 }
 local function takeFresh(id, raw, prio0)
-  if cache[id] ~= nil or not raw or string.byte(raw, 1) ~= WAITING or #raw <= PREFIX_LEN + 1 then
-    return false
+  if cache[id] ~= nil or not raw then return false end
+  local kind = string.byte(raw, 1)
+  if kind == BY_REF then
+    if #raw <= REF_LEN then return false end
+    local ref = string.sub(raw, 4, REF_LEN)
+    local c = callHeader(ref)
+    if not c or (prio0 and c.prio ~= 0) then return false end
+    -- the fresh record's body (see decode()) follows the header: one pack for both
+    local text = string.sub(raw, REF_LEN + 1)
+    local token = handOut(id, text, c.prio, 1, c.pub, c.putAt, "")
+    cache[id] = TAKEN
+    rawWrites[nf + 1] = id
+    rawWrites[nf + 2] = takenHead .. struct.pack(REST_PREFIX, token, c.putAt, PREFIX_LEN + #text,
+      c.prio, c.seq + struct.unpack(">I2", raw, 2), c.putAt, c.pub) .. text
+    nf = nf + 2
+    deref(ref)
+    return true
   end
+  if kind ~= WAITING or #raw <= PREFIX_LEN + 1 then return false end
   local prio, seq, putAt, pub = struct.unpack(PREFIX, raw, 2)
   if not plausible(seq, putAt) or (prio0 and prio ~= 0) then return false end
   local token = handOut(id, string.sub(raw, PREFIX_LEN + 2), prio, 1, pub, putAt, "")
@@ -156,12 +172,32 @@ if not meta.paused then
     if not ids then
       meta.wl = 0
       metaDirty = true
+      clearTombstones()
       break
     end
     meta.lp = meta.lp + #ids
     metaDirty = true
-    -- anything not taken is a tombstone (canceled or deleted while waiting)
-    local n = takeAll(ids, true)
+    -- An id's first pops while it has counted tombstones are those (TOMBSTONES), also
+    -- when its record is waiting again: its place is its last one.
+    local tombs = tombstonesOf(ids)
+    if tombs then
+      local live, popped = {}, {}
+      for i = 1, #ids do
+        local id = ids[i]
+        local left = tombs[id]
+        if left and left > 0 then
+          tombs[id] = left - 1
+          popped[id] = (popped[id] or 0) + 1
+        else
+          live[#live + 1] = id
+        end
+      end
+      unentomb(popped)
+      ids = live
+    end
+    -- anything else not taken is a tombstone too (canceled or deleted while waiting,
+    -- from before tombstones were counted)
+    local n = #ids > 0 and takeAll(ids, true) or 0
     room = room - n
     meta.wl = meta.wl - n
   end
