@@ -22,7 +22,7 @@
 --   KEYS[12] b   put calls' shared headers: 8-byte call ref -> struct CALL (see JOB RECORDS:
 --                by reference); a field goes when no record refers to it any more
 --   KEYS[13] x   tombstones: id -> how many of the waiting list's tombstones are that id
---                (meta nt: their total; see TOMBSTONES below)
+--                (metaNt: their total; see TOMBSTONES below)
 -- Common ARGV:
 --   ARGV[1] queue name (for events)  ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
@@ -170,15 +170,17 @@ local flushWaiting, flushFinished, flushStats, flushMeta, retention
 local META = ">dddddddd"
 local META_LEN = 64
 local META_OLD, META_OLD_LEN = ">ddddddd", 56
-local meta, metaDirty
+-- metaNt (tombstones) is a local of its own, not a field of meta: a ninth field would double the
+-- table made for every call.
+local meta, metaDirty, metaNt
 --{
 meta = {}
 do
   local m = redis.call("HMGET", KM, "n", "paused")
   local n = m[1]
-  meta.nt = 0
+  metaNt = 0
   if n and #n == META_LEN then
-    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, meta.nt =
+    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt =
       struct.unpack(META, n)
   elseif n and #n == META_OLD_LEN then
     meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne = struct.unpack(META_OLD, n)
@@ -193,13 +195,15 @@ metaDirty = false
 
 --@
 -- By-ref records' call headers (see JOB RECORDS), read at most once per call (false: none),
--- and how many records of each call this call rewrote or deleted.
+-- and how many records of each call this call rewrote or deleted. Made when first needed:
+-- most calls meet no by-ref record.
 local calls, derefs, derefOrder
 --{
-calls, derefs, derefOrder = {}, {}, {}
+calls, derefs, derefOrder = nil, nil, nil
 --}
 
 local function callHeader(ref)
+  if calls == nil then calls = {} end
   local c = calls[ref]
   if c == nil then
     c = false
@@ -216,6 +220,7 @@ end
 -- One record of call `ref` no longer refers to it: rewritten in another layout, or deleted.
 -- Exactly once per record: a by-ref record's table carries `ref` until it is written.
 local function deref(ref)
+  if derefs == nil then derefs, derefOrder = {}, {} end
   local d = derefs[ref]
   if d == nil then
     d = 0
@@ -226,7 +231,7 @@ end
 
 -- Count the calls' records down: a header none refers to any more is deleted.
 local function flushDerefs()
-  if #derefOrder == 0 then return end
+  if derefOrder == nil then return end
   local sets, dels = {}, {}
   for i = 1, #derefOrder do
     local ref = derefOrder[i]
@@ -243,7 +248,7 @@ local function flushDerefs()
   end
   if #sets > 0 then redis.call("HSET", KB, unpack(sets)) end
   if #dels > 0 then redis.call("HDEL", KB, unpack(dels)) end
-  derefs, derefOrder = {}, {}
+  derefs, derefOrder = nil, nil
 end
 
 --@
@@ -518,7 +523,7 @@ end
 function flushMeta()
   if metaDirty then
     redis.call("HSET", KM, "n",
-      struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, meta.nt))
+      struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt))
     metaDirty = false
   end
 end
@@ -886,7 +891,7 @@ end
 -- (after a delete, or once retention removed the canceled record): then the list holds it
 -- twice, and only the last is the job's place (it was appended after every tombstone of
 -- the id). KEYS[13] counts each id's tombstones, so reserve skips an id's first pops even
--- when its record is waiting again, and list() shows it at its last place only. meta.nt is
+-- when its record is waiting again, and list() shows it at its last place only. metaNt is
 -- their total: while it is 0 (the usual case) neither reads KEYS[13].
 
 -- Priority-0 waiting jobs of `ids` (each once) became tombstones.
@@ -899,13 +904,13 @@ local function entomb(ids)
     args[2 * i] = (tonumber(counts[i]) or 0) + 1
   end
   redis.call("HSET", KX, unpack(args))
-  meta.nt = meta.nt + #ids
+  metaNt = metaNt + #ids
   metaDirty = true
 end
 
 -- id -> its tombstones, for the ids of `ids` that have any; nil when none are counted.
 local function tombstonesOf(ids)
-  if meta.nt <= 0 or #ids == 0 then return nil end
+  if metaNt <= 0 or #ids == 0 then return nil end
   local counts = redis.call("HMGET", KX, unpack(ids))
   local t = nil
   for i = 1, #ids do
@@ -926,16 +931,16 @@ local function unentomb(popped)
     if redis.call("HINCRBY", KX, id, -k) <= 0 then redis.call("HDEL", KX, id) end
   end
   if total > 0 then
-    meta.nt = math.max(0, meta.nt - total)
+    metaNt = math.max(0, metaNt - total)
     metaDirty = true
   end
 end
 
 -- The list is gone (nothing but tombstones was left in it): so are their counts.
 local function clearTombstones()
-  if meta.nt > 0 then
+  if metaNt > 0 then
     redis.call("DEL", KX)
-    meta.nt = 0
+    metaNt = 0
     metaDirty = true
   end
 end

@@ -58,7 +58,7 @@ elseif layout == "5" and (#ARGV - 8) % 5 == 0 then
   end
 end
 if n < 0 then
-  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes layout p or 5 and whole jobs")
+  return redis.error_reply("TASKLANE_BAD_ARGUMENT put takes layout p, r or 5 and whole jobs")
 end
 -- Shared fields (layouts p, r): read once. Per job (layout 5): ARGV[6 + 5i .. 8 + 5i].
 local shared = layout ~= "5"

@@ -73,9 +73,9 @@ local function takeBad(id, raw)
 end
 
 -- Fast path for the common candidate: a fresh or by-ref record (as put, never handed out)
--- that this call has not read before. It becomes an extended record straight from its bytes, with
--- no record table, no cache bookkeeping and no encode(). Anything else returns false and
--- goes through consider().
+-- that this call has not read before. It becomes an extended record straight from its
+-- bytes, with no record table, no cache bookkeeping and no encode(). Anything else returns
+-- false and goes through consider().
 local nf = #rawWrites
 -- The header's first part is the same for every job this call takes fresh: active,
 -- attempt 1, no stalls, flags, history or error, not finished, this call's lease.
