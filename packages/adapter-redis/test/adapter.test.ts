@@ -1336,28 +1336,36 @@ describe("bad input and failures", () => {
   it.each(["functions", "eval"] as const)(
     "surfaces OOM on publish as a typed error while workers keep draining (%s)",
     async (scripting) => {
-      const small = await startRedis(["--maxmemory", "2mb"]);
+      const small = await startRedis(["--maxmemory", "3mb"]);
       const own = createRedisAdapter({ connection: small.url, scripting });
       try {
         const q = await own.queue("oom", { ...opts, retention: { succeeded: { maxCount: 0 } } });
         const big = "x".repeat(20_000);
         let refused: unknown;
+        // how many fit depends on what the server holds besides (the scripts' cache, ...)
+        let stored = 0;
         for (let i = 0; i < 500 && refused === undefined; i++) {
-          await q.put([job({ payload: JSON.stringify(big) })]).catch((e: unknown) => {
-            refused = e;
-          });
+          await q.put([job({ payload: JSON.stringify(big) })]).then(
+            () => stored++,
+            (e: unknown) => {
+              refused = e;
+            },
+          );
         }
         expect(refused).toBeInstanceOf(RedisOutOfMemoryError);
         expect((refused as RedisOutOfMemoryError).code).toBe("ADAPTER");
-        const r = await q.reserve({ limit: 8, leaseMs: 10_000, waitMs: 0 });
-        expect(r.jobs.length).toBe(8);
+        expect(stored).toBeGreaterThanOrEqual(4);
+        // nothing of the refused put was written
+        expect((await q.counts()).waiting).toBe(stored);
+        const r = await q.reserve({ limit: stored, leaseMs: 10_000, waitMs: 0 });
+        expect(r.jobs.length).toBe(stored);
         const [a, b, c, d, ...rest] = r.jobs.map((j) => j.lock) as [Lock, Lock, Lock, Lock];
         // everything a worker does while draining: heartbeats, retries, hand-backs, acks
         expect(await q.extend([a, b], 10_000)).toEqual(["ok", "ok"]);
         const error = { name: "Error", message: "boom", reason: "error" as const };
         expect(await q.nack([{ lock: b, error, runAt: Date.now() + 60_000 }])).toEqual(["ok"]);
         expect(await q.release([{ lock: c, uncounted: true }])).toEqual(["ok"]);
-        expect(await q.ack([a, d, ...rest])).toEqual(["ok", "ok", "ok", "ok", "ok", "ok"]);
+        expect(await q.ack([a, d, ...rest])).toEqual(Array(stored - 2).fill("ok"));
         expect((await q.counts()).active).toBe(0);
       } finally {
         await own.close();
