@@ -165,13 +165,13 @@ local flushWaiting, flushFinished, flushStats, flushMeta, retention
 -- and written with no number parsing or formatting (as seven text fields they cost ~17,000
 -- instructions to parse and ~15,000 to write back, per call). A queue written before this
 -- layout has no "n": it reads as empty (drain queues before upgrading, as for records).
--- One written before nt (2026-11-25, 56 bytes) reads with nt 0: its tombstones are not
--- counted, as they were not then.
+-- One written before metaNt (2026-11-25, 56 bytes) reads with metaNt 0: its tombstones are
+-- not counted, as they were not then.
 local META = ">dddddddd"
 local META_LEN = 64
 local META_OLD, META_OLD_LEN = ">ddddddd", 56
--- metaNt (tombstones) is a local of its own, not a field of meta: a ninth field would double the
--- table made for every call.
+-- metaNt (tombstones) is a local of its own, not a field of meta: a ninth field would
+-- double the table made for every call.
 local meta, metaDirty, metaNt
 --{
 meta = {}
