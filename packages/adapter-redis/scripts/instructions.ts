@@ -9,9 +9,9 @@
  *
  *   npx node --conditions=source packages/adapter-redis/scripts/instructions.ts [case ...]
  *
- * Cases (default: all): put, reserve, ack (one job a call); put1000 (1,000 fresh ids a
- * call); reserve100, ack100, extend100, nack100 (100 jobs a call). SCRIPTING=eval counts
- * the EVAL form (default: the function library).
+ * Cases (default: all): put, reserve, reserveByRef, ack (one job a call); put1000 (1,000
+ * fresh ids a call); reserve100, ack100, extend100, nack100 (100 jobs a call).
+ * SCRIPTING=eval counts the EVAL form (default: the function library).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -59,7 +59,20 @@ const putCase = (calls: number, size: number): Case => ({
 const CASES: Record<string, Case> = {
   put: putCase(200, 1),
   put1000: putCase(10, 1_000),
+  // fresh records, as publish() puts them (one job a call)
   reserve: {
+    calls: 200,
+    jobs: 1,
+    async run(q, count) {
+      for (const job of jobs(this.calls)) await q.put([job]);
+      await count(async () => {
+        for (let i = 0; i < this.calls; i++) await reserve(q, 1);
+      });
+    },
+  },
+  // by-ref records, as publishMany puts them (one call): each reserve reads and writes
+  // the call's header
+  reserveByRef: {
     calls: 200,
     jobs: 1,
     async run(q, count) {
