@@ -597,6 +597,37 @@ describe("ordering", () => {
     expect(await q.counts()).toMatchObject({ waiting: 0, active: 4, canceled: 1 });
   });
 
+  it("stores a by-ref put whose call ref is taken as fresh records, as layout p would", async () => {
+    const q = await fresh();
+    const keys = queueKeys(prefix, q.name).all;
+    const common = [q.name, "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
+    const { runScript } = await import("../src/scripts.ts");
+    const { packJobs } = await import("../src/put-batch.ts");
+    const publishedAt = Date.now();
+    const batch = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        job({ freshId: true, payload: `{"n":${i}}`, publishedAt }),
+      );
+    const ref = Buffer.from("same-ref");
+    const [first, second] = [batch(3), batch(2)];
+    for (const jobs of [first, second]) {
+      const args = [...common, "f", "r", "0", "", String(publishedAt), ref, packJobs(jobs, ref)];
+      expect(await runScript(raw, SCRIPTS.put, keys, args, "put")).toBe(jobs.length);
+    }
+    // the first call's records are by ref; the second's, whose ref was taken, fresh
+    const records = await raw.hmgetBuffer(
+      keys[1] as string,
+      ...[...first, ...second].map((j) => encodeId(j.id)),
+    );
+    expect(records.map((r) => r?.[0])).toEqual([7, 7, 7, 1, 1]);
+    expect((await raw.hgetBuffer(keys[11] as string, ref))?.readUInt32BE(20)).toBe(3);
+    const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => [j.id, j.payload, j.malformed])).toEqual(
+      [...first, ...second].map((j) => [j.id, j.payload, undefined]),
+    );
+    expect(await raw.exists(keys[11] as string)).toBe(0);
+  });
+
   it("hands out a by-ref record whose call header is gone as malformed, and goes on", async () => {
     const q = await fresh();
     const batch = [job({ freshId: true }), job({ freshId: true })];
