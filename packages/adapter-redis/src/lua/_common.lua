@@ -923,13 +923,21 @@ local function tombstonesOf(ids)
   return t
 end
 
--- Tombstones popped from the list (id -> how many): counted down.
-local function unentomb(popped)
-  local total = 0
+-- Tombstones popped from the list (id -> how many), counted down to `left` (id -> what
+-- remains: tombstonesOf's counts less the pops), written in one HSET and one HDEL.
+local function unentomb(popped, left)
+  local total, sets, dels = 0, {}, {}
   for id, k in pairs(popped) do
     total = total + k
-    if redis.call("HINCRBY", KX, id, -k) <= 0 then redis.call("HDEL", KX, id) end
+    if left[id] > 0 then
+      sets[#sets + 1] = id
+      sets[#sets + 1] = left[id]
+    else
+      dels[#dels + 1] = id
+    end
   end
+  if #sets > 0 then redis.call("HSET", KX, unpack(sets)) end
+  if #dels > 0 then redis.call("HDEL", KX, unpack(dels)) end
   if total > 0 then
     metaNt = math.max(0, metaNt - total)
     metaDirty = true

@@ -192,7 +192,7 @@ if not meta.paused then
           live[#live + 1] = id
         end
       end
-      unentomb(popped)
+      unentomb(popped, tombs)
       ids = live
     end
     -- anything else not taken is a tombstone too (canceled or deleted while waiting,
