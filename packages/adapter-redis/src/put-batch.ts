@@ -112,7 +112,8 @@ function packInto(jobs: readonly NewJob[], ref: Buffer): number {
       out.set(prefix, t);
       t += prefix.length;
     } else {
-      for (let i = 0; i < ref.length; i++) out[t++] = ref[i] as number;
+      out.set(ref, t);
+      t += ref.length;
       t += out.write(encodeJobText(job.task, "", job.appData), t, "utf8");
     }
     t += out.write(job.payload, t, "utf8");

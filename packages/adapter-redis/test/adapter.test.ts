@@ -610,6 +610,9 @@ describe("ordering", () => {
       );
     const ref = Buffer.from("same-ref");
     const [first, second] = [batch(3), batch(2)];
+    // app data in both layouts' records: after the by-ref head, and in a fresh record
+    first[1]!.appData = '{"trace":"a"}';
+    second[0]!.appData = '{"trace":"b"}';
     for (const jobs of [first, second]) {
       const args = [...common, "f", "r", "0", "", String(publishedAt), ref, packJobs(jobs, ref)];
       expect(await runScript(raw, SCRIPTS.put, keys, args, "put")).toBe(jobs.length);
@@ -622,8 +625,8 @@ describe("ordering", () => {
     expect(records.map((r) => r?.[0])).toEqual([7, 7, 7, 1, 1]);
     expect((await raw.hgetBuffer(keys[11] as string, ref))?.readUInt32BE(20)).toBe(3);
     const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
-    expect(got.jobs.map((j) => [j.id, j.payload, j.malformed])).toEqual(
-      [...first, ...second].map((j) => [j.id, j.payload, undefined]),
+    expect(got.jobs.map((j) => [j.id, j.payload, j.appData, j.malformed])).toEqual(
+      [...first, ...second].map((j) => [j.id, j.payload, j.appData, undefined]),
     );
     expect(await raw.exists(keys[11] as string)).toBe(0);
   });
