@@ -56,32 +56,29 @@ const putCase = (calls: number, size: number): Case => ({
   },
 });
 
+/**
+ * `calls` one-job reserves of jobs put one by one (fresh records, as publish() puts them)
+ * or, `byRef`, all in one put (by-ref records, as publishMany puts them: each reserve
+ * reads and writes the call's header).
+ */
+const reserveCase = (byRef: boolean): Case => ({
+  calls: 200,
+  jobs: 1,
+  async run(q, count) {
+    const all = jobs(this.calls);
+    if (byRef) await q.put(all);
+    else for (const job of all) await q.put([job]);
+    await count(async () => {
+      for (let i = 0; i < this.calls; i++) await reserve(q, 1);
+    });
+  },
+});
+
 const CASES: Record<string, Case> = {
   put: putCase(200, 1),
   put1000: putCase(10, 1_000),
-  // fresh records, as publish() puts them (one job a call)
-  reserve: {
-    calls: 200,
-    jobs: 1,
-    async run(q, count) {
-      for (const job of jobs(this.calls)) await q.put([job]);
-      await count(async () => {
-        for (let i = 0; i < this.calls; i++) await reserve(q, 1);
-      });
-    },
-  },
-  // by-ref records, as publishMany puts them (one call): each reserve reads and writes
-  // the call's header
-  reserveByRef: {
-    calls: 200,
-    jobs: 1,
-    async run(q, count) {
-      await q.put(jobs(this.calls));
-      await count(async () => {
-        for (let i = 0; i < this.calls; i++) await reserve(q, 1);
-      });
-    },
-  },
+  reserve: reserveCase(false),
+  reserveByRef: reserveCase(true),
   ack: {
     calls: 200,
     jobs: 1,
