@@ -30,7 +30,7 @@ import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type QueueKeys, queueKeys } from "./keys.ts";
 import { MAX_BY_REF_JOBS, newCallRef, packJobs } from "./put-batch.ts";
 import type { AdapterShared, FollowUp } from "./redis-adapter.ts";
-import { runScript, SCRIPTS, type ScriptName, sendScript } from "./scripts.ts";
+import { runCall, SCRIPTS, ScriptCall, type ScriptName } from "./scripts.ts";
 
 const STATE_CODES: Record<JobState, number> = {
   waiting: 1,
@@ -69,6 +69,8 @@ export class RedisQueue implements Required<Queue> {
   private readonly keys: QueueKeys;
   /** ARGV[1..6] of every script (see lua/_common.lua). */
   private common: string[] = [];
+  /** Each script's calls with this queue's keys and common arguments (see ScriptCall). */
+  private calls = new Map<ScriptName, ScriptCall>();
   /**
    * Set when this queue's last reserve left nothing takeable: a long poll that follows soon
    * after blocks on the wake-up key at once instead of running an empty reserve first.
@@ -96,6 +98,16 @@ export class RedisQueue implements Required<Queue> {
       // "\nlifecycle" after the channel turns lifecycle events on (see lua/_common.lua)
       this.shared.lifecycleEvents ? `${this.shared.channel}\nlifecycle` : this.shared.channel,
     ];
+    this.calls = new Map();
+  }
+
+  private call(script: ScriptName): ScriptCall {
+    let call = this.calls.get(script);
+    if (call === undefined) {
+      call = new ScriptCall(SCRIPTS[script], this.keys.all, this.common);
+      this.calls.set(script, call);
+    }
+    return call;
   }
 
   private async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
@@ -106,11 +118,10 @@ export class RedisQueue implements Required<Queue> {
 
   /** Run a script now, tracked for close(), without the closed check (run() makes it). */
   private send(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
-    const call = runScript(
+    const call = runCall(
       this.shared.client,
-      SCRIPTS[script],
-      this.keys.all,
-      this.common.concat(args as string[]),
+      this.call(script),
+      args,
       `${script} on queue "${this.name}"`,
       this.shared.scripting,
     );
@@ -294,12 +305,10 @@ export class RedisQueue implements Required<Queue> {
    * now, the delivery not counted), also while the adapter closes.
    */
   private reserveBehindBlock(args: Array<string | number>): FollowUp {
-    const keys = this.keys.all;
-    const common = this.common;
+    const call = this.call("reserve");
     const mode = this.shared.scripting;
     return {
-      send: (conn) =>
-        sendScript(conn, mode, SCRIPTS.reserve, keys, common.concat(args as string[])),
+      send: (conn) => call.send(conn, mode, args),
       orphan: async (reply) => {
         const jobs = Array.isArray(reply) ? parseReserve(reply).jobs : [];
         if (jobs.length === 0) return;

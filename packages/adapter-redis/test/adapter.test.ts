@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import {
@@ -322,6 +322,36 @@ describe("scripts", () => {
       expect(await raw.script("EXISTS", ...shas)).toEqual(shas.map(() => 1));
     } finally {
       await own.close();
+    }
+  });
+
+  it("send a queue's prepared call with every argument intact, by SHA after one EVAL", async () => {
+    const { ScriptCall, runCall } = await import("../src/scripts.ts");
+    // A script no server has seen (its first call meets NOSCRIPT and is EVALed), echoing
+    // what it received: the later calls go out as the prepared bytes alone.
+    const source = `-- ${randomUUID()}\nreturn {KEYS, ARGV}`;
+    const sha = createHash("sha1").update(source).digest("hex");
+    const echo = { name: "echo", source, sha, fn: "echo" };
+    const keys = ["t:{t:q}:m", "t:{t:q}:ü"];
+    const fixed = ["q", "", "naïve ✓", "a\r\nb"];
+    const own = [Buffer.from("x\r\ny\0z"), 42, "", "€".repeat(3000), Buffer.alloc(0), "$3\r\n"];
+    const sent = [...fixed, ...own].map((arg) =>
+      Buffer.isBuffer(arg) ? arg.toString() : String(arg),
+    );
+    const call = new ScriptCall(echo, keys, fixed);
+    for (let i = 0; i < 3; i++) {
+      expect(await runCall(raw, call, own, "echo", "eval")).toEqual([keys, sent]);
+    }
+    expect(await raw.script("EXISTS", sha)).toEqual([1]);
+    // ioredis prefixes keys as it builds its commands: a client with a keyPrefix gets them.
+    const prefixed = new Redis({ host: server.host, port: server.port, keyPrefix: "pre:" });
+    try {
+      expect(await runCall(prefixed, call, own, "echo", "eval")).toEqual([
+        keys.map((key) => `pre:${key}`),
+        sent,
+      ]);
+    } finally {
+      prefixed.disconnect();
     }
   });
 
