@@ -314,10 +314,10 @@ function libraryName(entry: unknown): string | undefined {
  * call's ~25 arguments) is encoded to RESP once per scripting mode; a call encodes only
  * its own arguments, into one buffer. ioredis's own methods encode every argument of
  * every call again by concatenating strings: in the bench's latency case (one job at a
- * time: put, reserve, ack) that made ~10 KB of the ~39 KB a job allocated in the process,
- * the garbage whose collections pause it. The whole argument list still goes with the
- * command (a Cluster computes the slot from its keys; a debug log shows it); only the
- * bytes on the wire come from here.
+ * time: put, reserve, ack) that made ~10 KB of the ~46 KB a job allocated in the process
+ * (~37 KB since), the garbage whose collections pause it. The whole argument list still
+ * goes with the command (a Cluster computes the slot from its keys; a debug log shows
+ * it); only the bytes on the wire come from here.
  */
 export class ScriptCall {
   readonly script: Script;
