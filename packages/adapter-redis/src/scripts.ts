@@ -324,7 +324,7 @@ export class ScriptCall {
   readonly keys: readonly string[];
   /** Arguments every call carries before its own (the queue's common ones). */
   readonly fixed: readonly Arg[];
-  private readonly heads: Partial<Record<ScriptingMode, { bytes: Buffer; args: Arg[] }>> = {};
+  private readonly heads: Partial<Record<ScriptingMode, Head>> = {};
 
   constructor(script: Script, keys: readonly string[], fixed: readonly Arg[] = []) {
     this.script = script;
@@ -335,13 +335,11 @@ export class ScriptCall {
   /** One call in `mode`, no recovery (runCall recovers). */
   send(client: Redis | Cluster, mode: ScriptingMode, own: readonly Arg[]): Promise<unknown> {
     const options = client.options as { keyPrefix?: string; showFriendlyErrorStack?: boolean };
-    if (options.keyPrefix) {
-      // ioredis prefixes keys as it builds a command; only its own path knows how.
-      return sendScript(client, mode, this.script, this.keys, [...this.fixed, ...own]);
-    }
     const head = this.head(mode);
+    // ioredis prefixes keys as it builds a command; only its own path knows how.
+    if (options.keyPrefix) return client.call(head.name, ...head.args, ...own);
     const command = new EncodedCommand(
-      mode === "functions" ? "fcall" : "evalsha",
+      head.name,
       head.args.concat(own),
       options.showFriendlyErrorStack ? new Error() : undefined,
       encodeCall(head.bytes, head.args.length + 1 + own.length, own),
@@ -350,21 +348,28 @@ export class ScriptCall {
     return command.promise;
   }
 
-  private head(mode: ScriptingMode): { bytes: Buffer; args: Arg[] } {
+  private head(mode: ScriptingMode): Head {
     let head = this.heads[mode];
     if (head === undefined) {
-      const name = mode === "functions" ? "fcall" : "evalsha";
+      const name: Head["name"] = mode === "functions" ? "fcall" : "evalsha";
       const args: Arg[] = [
         mode === "functions" ? this.script.fn : this.script.sha,
         String(this.keys.length),
         ...this.keys,
         ...this.fixed,
       ];
-      head = { bytes: Buffer.concat([name, ...args].map(bulk)), args };
+      head = { name, args, bytes: Buffer.concat([name, ...args].map(bulk)) };
       this.heads[mode] = head;
     }
     return head;
   }
+}
+
+/** A script call's fixed part in one scripting mode: the command, its arguments, their RESP. */
+interface Head {
+  name: "fcall" | "evalsha";
+  args: Arg[];
+  bytes: Buffer;
 }
 
 /** A command whose RESP bytes were encoded beforehand (see ScriptCall). */
@@ -426,19 +431,6 @@ function encodeCall(head: Buffer, count: number, own: readonly Arg[]): Buffer {
     at += out.write("\r\n", at, "latin1");
   }
   return out;
-}
-
-/** One call in the adapter's mode through ioredis's own command methods, no recovery. */
-export function sendScript(
-  client: Redis | Cluster,
-  mode: ScriptingMode,
-  script: Script,
-  keys: readonly string[],
-  args: readonly Arg[],
-): Promise<unknown> {
-  return mode === "functions"
-    ? client.fcall(script.fn, keys.length, ...keys, ...args)
-    : client.evalsha(script.sha, keys.length, ...keys, ...args);
 }
 
 /**
