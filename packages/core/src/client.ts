@@ -21,7 +21,9 @@ import { createSelector, type SelectorName } from "./selectors/index.ts";
 import type { RandomSource, Selector } from "./selectors/selector.ts";
 import type { DayStats } from "./stats.ts";
 import { type AnyTask, schemaError, type TaskInput, validatePayload } from "./task.ts";
-import { createWorker, type StopOptions, type Worker, type WorkerOptions } from "./worker.ts";
+import { createWorker, type Worker } from "./worker/create-worker.ts";
+import type { WorkerHost } from "./worker/worker-host.ts";
+import type { StopOptions, WorkerOptions } from "./worker/worker-options.ts";
 
 /** Job-level priority bounds (inclusive). Higher runs first inside a queue. */
 export const MIN_JOB_PRIORITY = -1000;
@@ -125,20 +127,6 @@ export interface Tasklane {
   subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
   /** Stop every worker (gracefully, within `graceMs`) and close the adapter. Idempotent. */
   close(options?: StopOptions): Promise<void>;
-}
-
-/** Everything the worker needs from the client. Internal. */
-export interface ClientInternals {
-  adapter: Adapter;
-  clock: Clock;
-  random: RandomSource;
-  events: TasklaneEventBus;
-  tasks: ReadonlyMap<string, AnyTask>;
-  configs: ReadonlyMap<string, QueueConfig>;
-  makeSelector(): Selector;
-  openQueue(name: string): Promise<Queue>;
-  /** Called after a local publish: lets idle local workers wake at once. */
-  onLocalPublish: Set<(queue: string) => void>;
 }
 
 /** The name of an option in errors: of publish's options, or of publishMany's item. */
@@ -260,7 +248,12 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     return p;
   };
 
-  const internals: ClientInternals = {
+  /** Idle local workers, woken at once by a publish from this process. */
+  const localPublishListeners = new Set<(lane: string) => void>();
+  const notifyLocalPublish = (lane: string) => {
+    for (const wake of localPublishListeners) wake(lane);
+  };
+  const workerHost: WorkerHost = {
     adapter,
     clock,
     random,
@@ -268,8 +261,11 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     tasks,
     configs,
     makeSelector,
-    openQueue,
-    onLocalPublish: new Set(),
+    openLane: openQueue,
+    onLocalPublish(listener) {
+      localPublishListeners.add(listener);
+      return () => localPublishListeners.delete(listener);
+    },
   };
 
   const knownTask = (task: AnyTask): AnyTask => {
@@ -459,7 +455,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
           task: task.name,
           status: r.status,
         });
-    for (const wake of internals.onLocalPublish) wake(task.queue);
+    notifyLocalPublish(task.queue);
     return results;
   };
 
@@ -498,7 +494,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       pause: async () => need(await openQueue(name), "pause", caps.pause)(),
       resume: async () => {
         await need(await openQueue(name), "resume", caps.pause)();
-        for (const wake of internals.onLocalPublish) wake(name);
+        notifyLocalPublish(name);
       },
       isPaused: async () => need(await openQueue(name), "isPaused", caps.pause)(),
       stats: async (day) =>
@@ -550,7 +546,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     },
     worker(workerOptions = {}) {
       if (closed) throw new QueueClosedError("tasklane client");
-      const w = createWorker(internals, workerOptions);
+      const w = createWorker(workerHost, workerOptions);
       workers.add(w);
       return w;
     },

@@ -84,5 +84,7 @@ export {
 } from "./stats.ts";
 export type { AnyTask, JobContext, Task, TaskInput, TaskOptions } from "./task.ts";
 export { defineTask, validatePayload } from "./task.ts";
-export type { StopOptions, Worker, WorkerMetrics, WorkerOptions } from "./worker.ts";
-export { toJobError } from "./worker.ts";
+export type { Worker } from "./worker/create-worker.ts";
+export { toJobError } from "./worker/job-error.ts";
+export type { WorkerMetrics } from "./worker/worker-metrics.ts";
+export type { StopOptions, WorkerOptions } from "./worker/worker-options.ts";

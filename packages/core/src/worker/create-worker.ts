@@ -1,0 +1,180 @@
+/**
+ * A worker: the loop that selects lanes and reserves jobs (lane-loop.ts), the runners
+ * that run them (runner-pool.ts, run-job.ts), the settling of their outcomes
+ * (settler.ts) and the heartbeats that keep their leases (heartbeat.ts). This file wires
+ * them together and owns the worker's life: start, and a stop that hands back or
+ * finishes every job it holds.
+ */
+import { type AdapterEvent, isLifecycleEvent, type Queue } from "../adapter.ts";
+import { sleep } from "../clock.ts";
+import { QueueClosedError, ShutdownError } from "../errors.ts";
+import { createHeartbeat } from "./heartbeat.ts";
+import { abortHeld, type HeldJob } from "./held-job.ts";
+import { HeldJobs } from "./held-jobs.ts";
+import { createLaneLoop, type LaneLoop } from "./lane-loop.ts";
+import type { LaneState } from "./lane-state.ts";
+import { createJobRunner } from "./run-job.ts";
+import { createRunnerPool } from "./runner-pool.ts";
+import { createSettler } from "./settler.ts";
+import type { WorkerHost } from "./worker-host.ts";
+import { emptyWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";
+import { resolveWorkerOptions, type StopOptions, type WorkerOptions } from "./worker-options.ts";
+
+export interface Worker {
+  /** Start the loop. Resolves once the lanes are open and the loop runs. */
+  start(): Promise<void>;
+  /**
+   * Stop fetching, hand back jobs that did not start, wait for running ones up to
+   * `graceMs`, then abort them and hand them back. Resolves when no lease is held.
+   */
+  stop(options?: StopOptions): Promise<void>;
+  /** True between start() and the end of stop(). */
+  readonly running: boolean;
+  /** Number of jobs whose lease this worker holds. */
+  readonly held: number;
+  /** Counters since start, per lane (config name). */
+  metrics(): WorkerMetrics;
+}
+
+export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
+  const resolved = resolveWorkerOptions(options, host.configs);
+  const { concurrency, prefetch, configs, hintTtlMs, heartbeatMs, errorBackoffMs } = resolved;
+  const { adapter, clock, events } = host;
+  const caps = adapter.capabilities;
+
+  const selector = host.makeSelector();
+  const metrics = emptyWorkerMetrics();
+  const held = new HeldJobs();
+  const stopSignal = new AbortController();
+  const stopping = stopSignal.signal;
+  const settler = createSettler({
+    clock,
+    random: host.random,
+    events,
+    held,
+    maxBatch: caps.maxBatch,
+  });
+  const runJob = createJobRunner({ clock, events, settler, stopping });
+  const pool = createRunnerPool<HeldJob>({
+    concurrency,
+    priorities: configs.map((c) => c.priority),
+    run: runJob,
+    onError: (h, error) =>
+      events.emit("error", { error, during: "execute", queue: h.lane.config.name }),
+  });
+  const heartbeat = createHeartbeat({
+    clock,
+    events,
+    held,
+    lose: settler.lose,
+    maxBatch: caps.maxBatch,
+    periodMs: heartbeatMs,
+  });
+
+  let running = false;
+  let loop: LaneLoop | undefined;
+  let loopDone: Promise<void> = Promise.resolve();
+  let stopPromise: Promise<void> | undefined;
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let stopLocalPublish: (() => void) | undefined;
+  const laneByFullName = new Map<string, LaneState>();
+
+  const onAdapterEvent = (event: AdapterEvent) => {
+    // Only these two stop a handler; lifecycle events (another worker's "started", ...)
+    // only report.
+    if (isLifecycleEvent(event)) return;
+    const ls = laneByFullName.get(event.queue);
+    if (!ls) return;
+    const h = ls.held.get(event.jobId);
+    if (h) settler.lose(h, event.type);
+  };
+
+  const stop = async (graceMs: number) => {
+    stopSignal.abort();
+    loop?.abortPoll();
+    pool.wakeSlotWaiter();
+    stopLocalPublish?.();
+    await loopDone;
+    // Prefetched jobs that have not started go back now, not after the running ones.
+    for (const h of held) {
+      if (!h.running && !h.settled) settler.settle(h, { kind: "release" });
+    }
+    // Runners now end once nothing waits, so the pool goes idle when the last running
+    // handler ends (the released jobs are skipped as settled).
+    pool.end();
+    if (pool.active > 0 && graceMs > 0) {
+      const graceTimer = new AbortController();
+      await Promise.race([pool.onIdle(), sleep(clock, graceMs, graceTimer.signal).catch(() => {})]);
+      graceTimer.abort();
+    }
+    // Past the grace period: abort what still runs and hand it back.
+    for (const h of held) {
+      if (!h.settled) {
+        abortHeld(h, new ShutdownError(), clock);
+        settler.settle(h, { kind: "release" });
+      }
+    }
+    await settler.flushAll();
+    while (held.size > 0) {
+      const empty = held.nextEmpty();
+      settler.scheduleFlush();
+      await empty;
+    }
+    running = false;
+    heartbeat.stop();
+    await unsubscribe?.();
+  };
+
+  return {
+    get running() {
+      return running;
+    },
+    get held() {
+      return held.size;
+    },
+    metrics: () => structuredClone(metrics),
+    async start() {
+      if (running) return;
+      if (stopPromise) throw new QueueClosedError("worker");
+      const stores = await Promise.all(configs.map((c) => host.openLane(c.name)));
+      const lanes: LaneState[] = configs.map((config, i) => ({
+        lane: { name: config.name, priority: config.priority },
+        config,
+        store: stores[i] as Queue,
+        hint: undefined,
+        hintAt: 0,
+        held: new Map(),
+        waiting: pool.line(config.priority),
+      }));
+      for (const ls of lanes) laneByFullName.set(ls.store.name, ls);
+      if (adapter.subscribe && caps.subscribe)
+        unsubscribe = await adapter.subscribe(onAdapterEvent, { lifecycle: false });
+      const laneLoop = createLaneLoop({
+        clock,
+        events,
+        capabilities: caps,
+        tasks: host.tasks,
+        lanes,
+        selector,
+        pool,
+        held,
+        settler,
+        metrics,
+        concurrency,
+        prefetch,
+        hintTtlMs,
+        errorBackoffMs,
+        stopping,
+      });
+      loop = laneLoop;
+      stopLocalPublish = host.onLocalPublish(laneLoop.onLocalPublish);
+      running = true;
+      heartbeat.start();
+      loopDone = laneLoop.run();
+    },
+    stop({ graceMs = 30_000 }: StopOptions = {}) {
+      stopPromise ??= stop(graceMs);
+      return stopPromise;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { ReservedJob } from "../adapter.ts";
+import type { Clock } from "../clock.ts";
+import type { AnyTask } from "../task.ts";
+import type { LaneState } from "./lane-state.ts";
+
+/**
+ * One reserved job while this worker holds its lease: from reserve until its ack, nack or
+ * release has been answered, or until the worker learns the lease is gone.
+ *
+ * A held job settles exactly once; whichever comes first wins: the handler's result, its
+ * time limit, a lost lease (a heartbeat or an ack said "lost"), a cancel (an event or a
+ * status "canceled"), or the end of the shutdown grace period. Later outcomes are
+ * ignored, and the adapter's fencing refuses a late ack, so a job never completes twice.
+ */
+export interface HeldJob {
+  readonly lane: LaneState;
+  readonly job: ReservedJob;
+  /** Undefined for a job of a task this worker does not know (it goes dead) or one handed back unseen. */
+  readonly task: AnyTask | undefined;
+  startedAt: number;
+  /** True while its handler runs. */
+  running: boolean;
+  /** Set once the job's outcome is decided; later outcomes are ignored. */
+  settled: boolean;
+  /** Set while its ack/nack/release is in flight (no heartbeats then). */
+  finishing: boolean;
+  abortReason: Error | undefined;
+  /** Created on the handler's first read of `ctx.signal`. */
+  controller: AbortController | undefined;
+  /** Ends the handler race early (time limit, lease lost, cancel, shutdown). */
+  interrupt: (() => void) | undefined;
+  /** The time limit's timer. */
+  timer: unknown;
+}
+
+export function createHeldJob(
+  lane: LaneState,
+  job: ReservedJob,
+  task: AnyTask | undefined,
+  now: number,
+): HeldJob {
+  return {
+    lane,
+    job,
+    task,
+    startedAt: now,
+    running: false,
+    settled: false,
+    finishing: false,
+    abortReason: undefined,
+    controller: undefined,
+    interrupt: undefined,
+    timer: undefined,
+  };
+}
+
+/** Stop a held job's handler: abort its signal with `reason` and end its race. */
+export function abortHeld(h: HeldJob, reason: Error, clock: Clock): void {
+  h.abortReason = reason;
+  if (h.timer !== undefined) clock.clearTimeout(h.timer as never);
+  h.controller?.abort(reason);
+  h.interrupt?.();
+}

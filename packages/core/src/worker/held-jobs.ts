@@ -1,0 +1,39 @@
+import type { HeldJob } from "./held-job.ts";
+
+/**
+ * Every job whose lease this worker holds: running, waiting for a runner, or settling.
+ * A worker stops only when this is empty.
+ */
+export class HeldJobs {
+  readonly #all = new Set<HeldJob>();
+  #onEmpty: Array<() => void> = [];
+
+  get size(): number {
+    return this.#all.size;
+  }
+
+  hold(h: HeldJob): void {
+    this.#all.add(h);
+    h.lane.held.set(h.job.id, h);
+  }
+
+  /** The lease is no longer ours: stop tracking the job. */
+  forget(h: HeldJob): void {
+    if (!this.#all.delete(h)) return;
+    h.lane.held.delete(h.job.id);
+    if (this.#all.size === 0) {
+      const waiters = this.#onEmpty;
+      this.#onEmpty = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** Resolves the next time the last held job is forgotten. */
+  nextEmpty(): Promise<void> {
+    return new Promise((resolve) => this.#onEmpty.push(resolve));
+  }
+
+  [Symbol.iterator](): IterableIterator<HeldJob> {
+    return this.#all.values();
+  }
+}

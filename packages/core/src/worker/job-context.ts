@@ -1,0 +1,73 @@
+import type { Clock } from "../clock.ts";
+import type { TasklaneEventBus } from "../events.ts";
+import type { JobContext } from "../task.ts";
+import type { HeldJob } from "./held-job.ts";
+import type { Settler } from "./settler.ts";
+
+/** What every job's context shares: one object per worker. */
+export interface ContextHost {
+  clock: Clock;
+  events: TasklaneEventBus;
+  lose: Settler["lose"];
+}
+
+/** A handler's context. A class, so a job costs one small object rather than closures. */
+export class HeldJobContext implements JobContext {
+  readonly #host: ContextHost;
+  readonly #h: HeldJob;
+  readonly appData: unknown;
+
+  constructor(host: ContextHost, h: HeldJob, appData: unknown) {
+    this.#host = host;
+    this.#h = h;
+    this.appData = appData;
+  }
+  get jobId() {
+    return this.#h.job.id;
+  }
+  get attempt() {
+    return this.#h.job.attempt;
+  }
+  get maxAttempts() {
+    return this.#h.task?.retry.maxAttempts ?? 1;
+  }
+  get queue() {
+    return this.#h.lane.config.name;
+  }
+  get task() {
+    return this.#h.job.task;
+  }
+  // Created on first use: an AbortController per job costs more than many handlers do.
+  get signal(): AbortSignal {
+    const h = this.#h;
+    if (!h.controller) {
+      h.controller = new AbortController();
+      if (h.abortReason) h.controller.abort(h.abortReason);
+    }
+    return h.controller.signal;
+  }
+  async heartbeat(): Promise<boolean> {
+    const h = this.#h;
+    if (h.settled) return false;
+    const now = this.#host.clock.now();
+    const [s] = await h.lane.store.extend([h.job.lock], h.lane.config.leaseMs);
+    if (s === "ok") {
+      h.job.lock.expiresAt = now + h.lane.config.leaseMs;
+      return true;
+    }
+    this.#host.lose(h, s ?? "lost");
+    return false;
+  }
+  progress(value: unknown): void {
+    const h = this.#h;
+    this.#host.events.emit("progress", {
+      queue: h.lane.config.name,
+      jobId: h.job.id,
+      task: h.job.task,
+      value,
+    });
+  }
+  log(message: string): void {
+    this.progress({ log: message });
+  }
+}

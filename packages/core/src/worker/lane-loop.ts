@@ -1,0 +1,278 @@
+/**
+ * The worker's loop: which lane to serve, and how much to take from it.
+ *
+ *   select a lane ──► reserve ≤ min(room, batchSize) ──► dispatch each job to the runners
+ *        ▲               │ up to numIterations batches,
+ *        │               │ leaving early on an empty or short one
+ *        └───────────────┘
+ *
+ * A stay on a lane ends early when a batch comes back empty or short (the lane is then
+ * known empty): staying would only cost another, empty, reserve.
+ *
+ * Idle: when every lane is known empty, the worker long-polls the selected lane for its
+ * longPollMs, never spinning. A publish from this process ends that wait at once.
+ *
+ * Room: the worker holds at most `concurrency + prefetch` jobs. While a lane has work,
+ * the next reserve is sent before the batch just received is dispatched, within that
+ * bound, so the backend round trip overlaps with running the batch.
+ */
+import type { Capabilities, ReservedJob, ReserveResult } from "../adapter.ts";
+import type { Clock } from "../clock.ts";
+import { sleep } from "../clock.ts";
+import { QueueClosedError } from "../errors.ts";
+import type { TasklaneEventBus } from "../events.ts";
+import type { SelectionContext, Selector } from "../selectors/selector.ts";
+import type { AnyTask } from "../task.ts";
+import { createHeldJob, type HeldJob } from "./held-job.ts";
+import type { HeldJobs } from "./held-jobs.ts";
+import { freshHint, type LaneState, setHint } from "./lane-state.ts";
+import type { RunnerPool } from "./runner-pool.ts";
+import type { Settler } from "./settler.ts";
+import { bump, type WorkerMetrics } from "./worker-metrics.ts";
+
+export interface LaneLoopDeps {
+  clock: Clock;
+  events: TasklaneEventBus;
+  capabilities: Capabilities;
+  tasks: ReadonlyMap<string, AnyTask>;
+  lanes: readonly LaneState[];
+  selector: Selector;
+  pool: RunnerPool<HeldJob>;
+  held: HeldJobs;
+  settler: Settler;
+  metrics: WorkerMetrics;
+  concurrency: number;
+  prefetch: number;
+  hintTtlMs: number;
+  errorBackoffMs: number;
+  /** Aborted when the worker begins to stop: the loop ends, a long poll ends at once. */
+  stopping: AbortSignal;
+}
+
+export interface LaneLoop {
+  /** Runs until the worker stops (or the adapter is closed under it). */
+  run(): Promise<void>;
+  /** This process published to `laneName`: forget its hint, and end a long poll elsewhere. */
+  onLocalPublish(laneName: string): void;
+  /** End the current long poll, if any. */
+  abortPoll(): void;
+}
+
+type PendingReserve = Promise<ReserveResult> & { limit: number };
+
+export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
+  const { clock, events, capabilities: caps, tasks, lanes, selector, pool, held } = deps;
+  const { settler, metrics, concurrency, prefetch, hintTtlMs, errorBackoffMs, stopping } = deps;
+  /** Jobs this worker may hold at once: running plus prefetched. */
+  const capacity = concurrency + prefetch;
+  /** Aborts the current long poll (shutdown, or a local publish to another lane). */
+  let pollController: AbortController | undefined;
+  /** The lane of the current reserve call. */
+  let pollLane: LaneState | undefined;
+  let drainedEmitted = false;
+  /** The cap a selector put on the turn it is choosing (`limitTurn`), if any. */
+  let turnCap: number | undefined;
+
+  const hintOf = (ls: LaneState) => freshHint(ls, clock.now(), hintTtlMs);
+
+  const selection: SelectionContext = {
+    get lanes() {
+      return lanes.map((l) => l.lane);
+    },
+    readyHint: (lane) => {
+      const ls = lanes.find((l) => l.lane === lane);
+      return ls ? hintOf(ls) : undefined;
+    },
+    probe: async (lane) => {
+      const ls = lanes.find((l) => l.lane === lane);
+      if (!ls) return 0;
+      const n = await ls.store.probe();
+      setHint(ls, n, clock.now());
+      return n;
+    },
+    limitTurn: (maxJobs) => {
+      turnCap = Math.max(1, Math.floor(maxJobs) || 1);
+    },
+  };
+
+  const onLocalPublish = (laneName: string) => {
+    const ls = lanes.find((l) => l.config.name === laneName);
+    if (!ls) return;
+    setHint(ls, undefined, clock.now());
+    // End a long poll on another lane so the new job starts now, not after longPollMs. A
+    // poll on this very lane is woken by the backend itself (the contract requires it):
+    // aborting it would only cost a round trip.
+    if (pollLane !== ls && pollController && !pollController.signal.aborted) pollController.abort();
+  };
+
+  const dispatch = (ls: LaneState, job: ReservedJob) => {
+    const h = createHeldJob(ls, job, tasks.get(job.task), clock.now());
+    held.hold(h);
+    drainedEmitted = false;
+    pool.dispatch(ls.waiting, h);
+  };
+
+  /** Reserved while stopping: hand it back at once, unstarted and uncounted. */
+  const dispatchRelease = (ls: LaneState, job: ReservedJob) => {
+    const h = createHeldJob(ls, job, undefined, clock.now());
+    held.hold(h);
+    settler.settle(h, { kind: "release" });
+  };
+
+  /**
+   * Whether a reserve is worth making while `holding` jobs are held and unfinished: a
+   * slot is idle, or (with prefetch) the buffer of unstarted jobs has room for a whole
+   * refill. Refilling only when the buffer has drained keeps batches full instead of
+   * reserving one job per freed slot.
+   */
+  const hasRoom = (ls: LaneState, holding: number) => {
+    const room = capacity - holding;
+    return room >= 1 && (holding < concurrency || room >= Math.min(ls.config.batchSize, prefetch));
+  };
+
+  const waitForRoom = async (ls: LaneState) => {
+    while (!stopping.aborted && !hasRoom(ls, pool.active)) await pool.nextSlotFree();
+  };
+
+  const countReserve = (ls: LaneState, got: number) => {
+    bump(metrics.reserves, ls.config.name);
+    if (got === 0) bump(metrics.emptyReserves, ls.config.name);
+    else bump(metrics.jobs, ls.config.name, got);
+  };
+
+  /** Reserve on `ls` with room for `heldNow` jobs already held. */
+  const reserveFrom = (
+    ls: LaneState,
+    waitMs: number,
+    heldNow: number,
+    cap = Number.POSITIVE_INFINITY,
+  ): PendingReserve => {
+    const limit = Math.min(capacity - heldNow, ls.config.batchSize, caps.maxBatch, cap);
+    const promise = ls.store.reserve({
+      limit,
+      leaseMs: ls.config.leaseMs,
+      waitMs,
+      ...(pollController ? { signal: pollController.signal } : {}),
+    });
+    return Object.assign(promise, { limit });
+  };
+
+  /**
+   * A stay on one lane: up to numIterations reserves. While the lane has work, the next
+   * reserve is sent *before* the jobs just received are dispatched (when the room rule
+   * allows it counting them), so the backend round trip overlaps with running them.
+   * Without this, jobs that finish quickly leave the worker idle for one round trip per
+   * batch.
+   *
+   * A turn the selector capped (`limitTurn`) is one reserve of at most `cap` jobs that
+   * never long-polls: a quick look at a lane, not a stay.
+   */
+  const serveLane = async (ls: LaneState, cap?: number): Promise<number> => {
+    const iterations = cap === undefined ? ls.config.numIterations : 1;
+    let ahead: PendingReserve | undefined;
+    let taken = 0;
+    try {
+      for (let i = 0; i < iterations && !stopping.aborted; i++) {
+        let pending = ahead;
+        ahead = undefined;
+        if (pending === undefined) {
+          await waitForRoom(ls);
+          if (stopping.aborted) return taken;
+          const allEmpty = lanes.every((l) => hintOf(l) === 0);
+          let waitMs = 0;
+          if (i === 0 && allEmpty && cap === undefined) {
+            waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs);
+            if (!drainedEmitted && held.size === 0) {
+              drainedEmitted = true;
+              events.emit("drained", { queues: lanes.map((l) => l.config.name) });
+            }
+          }
+          pollController = new AbortController();
+          pollLane = ls;
+          try {
+            pending = reserveFrom(ls, waitMs, pool.active, cap);
+            await pending;
+          } finally {
+            pollController = undefined;
+            pollLane = undefined;
+          }
+        }
+        const { limit } = pending;
+        const result = await pending;
+        const got = result.jobs.length;
+        taken += got;
+        countReserve(ls, got);
+        setHint(ls, result.ready ?? (got < limit ? 0 : undefined), clock.now());
+        if (stopping.aborted) {
+          for (const job of result.jobs) dispatchRelease(ls, job);
+          return taken;
+        }
+        // Leave the lane when it is known empty: an empty batch, or a short one (the
+        // backend had no more). Staying would cost one more, empty, reserve per visit.
+        const leave = got === 0 || ls.hint === 0;
+        if (!leave && i + 1 < iterations && hasRoom(ls, pool.active + got)) {
+          // The jobs just received count as held: they are dispatched right below.
+          ahead = reserveFrom(ls, 0, pool.active + got);
+          // Never an unhandled rejection: the next iteration (or the finally) awaits it.
+          ahead.catch(() => {});
+        }
+        for (const job of result.jobs) dispatch(ls, job);
+        if (leave) return taken;
+      }
+      return taken;
+    } finally {
+      if (ahead !== undefined) {
+        // The stay ended (stop, an error, or the last iteration raced the reserve) with a
+        // reserve still in flight: its jobs are held, so hand them back or run them.
+        const late = await ahead.catch(() => undefined);
+        if (late !== undefined) countReserve(ls, late.jobs.length);
+        for (const job of late?.jobs ?? []) {
+          if (stopping.aborted) dispatchRelease(ls, job);
+          else dispatch(ls, job);
+        }
+      }
+    }
+  };
+
+  const run = async () => {
+    let backoff = errorBackoffMs;
+    let lastCappedEmpty = false;
+    while (!stopping.aborted) {
+      try {
+        turnCap = undefined;
+        const lane = await selector.select(selection);
+        let cap = turnCap;
+        // A capped turn never long-polls; two in a row that find every lane empty would
+        // spin. The second one is served as a normal turn instead, which waits.
+        if (cap !== undefined && lastCappedEmpty && lanes.every((l) => hintOf(l) === 0)) {
+          cap = undefined;
+        }
+        const ls = lanes.find((l) => l.lane === lane) ?? lanes[0];
+        if (!ls) return;
+        bump(metrics.selected, ls.config.name);
+        const got = await serveLane(ls, cap);
+        lastCappedEmpty = cap !== undefined && got === 0;
+        backoff = errorBackoffMs;
+      } catch (error) {
+        if (stopping.aborted) break;
+        if (error instanceof QueueClosedError) {
+          events.emit("error", { error, during: "reserve" });
+          break;
+        }
+        events.emit("error", { error, during: "loop" });
+        try {
+          await sleep(clock, backoff, stopping);
+        } catch {
+          break;
+        }
+        backoff = Math.min(backoff * 2, 30_000);
+      }
+    }
+  };
+
+  return {
+    run,
+    onLocalPublish,
+    abortPoll: () => pollController?.abort(),
+  };
+}

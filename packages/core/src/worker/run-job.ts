@@ -1,0 +1,114 @@
+import type { Clock } from "../clock.ts";
+import { decodeJson } from "../codec.ts";
+import { TimeoutError, ValidationError } from "../errors.ts";
+import type { TasklaneEventBus } from "../events.ts";
+import { validatePayload } from "../task.ts";
+import { abortHeld, type HeldJob } from "./held-job.ts";
+import { type ContextHost, HeldJobContext } from "./job-context.ts";
+import { toJobError } from "./job-error.ts";
+import type { Settler } from "./settler.ts";
+
+export interface JobRunnerDeps {
+  clock: Clock;
+  events: TasklaneEventBus;
+  settler: Settler;
+  /** Aborted when the worker begins to stop. */
+  stopping: AbortSignal;
+}
+
+/**
+ * Running one held job, from a runner: check it can start, decode and validate it, run
+ * its handler under its time limit, and settle the outcome. Never starts a job that
+ * cannot run (malformed, unknown task, bad payload: dead with a reason) or cannot finish
+ * inside its lease (Kale's time budget: handed back unstarted).
+ */
+export function createJobRunner({ clock, events, settler, stopping }: JobRunnerDeps) {
+  const { settle } = settler;
+  const contextHost: ContextHost = { clock, events, lose: settler.lose };
+
+  return async function runJob(h: HeldJob): Promise<void> {
+    if (h.settled) return;
+    if (stopping.aborted) {
+      // A prefetched job that had not started when the worker began to stop: hand it
+      // back at once, unstarted and uncounted, for another worker.
+      settle(h, { kind: "release" });
+      return;
+    }
+    const job = h.job;
+    if (job.malformed !== undefined) {
+      settle(h, {
+        kind: "dead",
+        error: { name: "MalformedJobError", message: job.malformed, reason: "malformed" },
+      });
+      return;
+    }
+    const task = h.task;
+    if (!task) {
+      settle(h, {
+        kind: "dead",
+        error: {
+          name: "UnknownTaskError",
+          message: `No worker task named "${job.task}"`,
+          reason: "unknown_task",
+        },
+      });
+      return;
+    }
+    // Kale's time budget: never start what cannot finish inside the lease we hold.
+    if (task.timeLimitMs !== undefined && clock.now() + task.timeLimitMs > job.lock.expiresAt) {
+      settle(h, { kind: "release" });
+      return;
+    }
+    let payload: unknown;
+    let appData: unknown;
+    try {
+      const raw = decodeJson(job.payload);
+      appData = job.appData === undefined ? undefined : decodeJson(job.appData);
+      const v = validatePayload(task, raw);
+      payload = v instanceof Promise ? await v : v;
+    } catch (error) {
+      const reason = error instanceof ValidationError ? "invalid_payload" : "malformed";
+      settle(h, { kind: "dead", error: toJobError(error, reason) });
+      return;
+    }
+    if (h.settled) return;
+    h.running = true;
+    h.startedAt = clock.now();
+    // Most services do not listen to `started`; skip building its payload then.
+    if (events.listenerCount("started") > 0) {
+      events.emit("started", {
+        queue: h.lane.config.name,
+        jobId: job.id,
+        task: job.task,
+        attempt: job.attempt,
+      });
+    }
+    const ctx = new HeldJobContext(contextHost, h, appData);
+    if (task.timeLimitMs !== undefined) {
+      const limit = task.timeLimitMs;
+      h.timer = clock.setTimeout(() => {
+        if (h.settled) return;
+        const err = new TimeoutError(task.name, limit);
+        abortHeld(h, err, clock);
+        settle(h, { kind: "failure", error: err, reason: "timeout" });
+      }, limit);
+    }
+    try {
+      const result = task.run(payload, ctx);
+      if (result instanceof Promise) {
+        // Race the handler against an interrupt, so a handler that ignores its signal
+        // does not keep a slot (or the shutdown) waiting forever.
+        await new Promise<void>((resolve, reject) => {
+          h.interrupt = resolve;
+          result.then(() => resolve(), reject);
+        });
+      }
+      if (!h.settled) settle(h, { kind: "success" });
+    } catch (error) {
+      if (!h.settled) settle(h, { kind: "failure", error });
+    } finally {
+      h.running = false;
+      h.interrupt = undefined;
+    }
+  };
+}

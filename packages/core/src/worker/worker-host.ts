@@ -1,0 +1,32 @@
+import type { Adapter, Queue } from "../adapter.ts";
+import type { Clock } from "../clock.ts";
+import type { TasklaneEventBus } from "../events.ts";
+import type { QueueConfig } from "../queue-config.ts";
+import type { RandomSource, Selector } from "../selectors/selector.ts";
+import type { AnyTask } from "../task.ts";
+
+/**
+ * What a worker needs from the client that creates it. The client implements it; the
+ * worker knows nothing else of the client, so neither imports the other's internals.
+ */
+export interface WorkerHost {
+  /** The backend: its capabilities, and cross-process events where it has them. */
+  readonly adapter: Adapter;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** Where the worker reports what it does. */
+  readonly events: TasklaneEventBus;
+  /** The tasks the worker can run, by name. */
+  readonly tasks: ReadonlyMap<string, AnyTask>;
+  /** Every configured lane, by config name. */
+  readonly configs: ReadonlyMap<string, QueueConfig>;
+  /** A fresh selector: built-in selectors keep per-worker state. */
+  makeSelector(): Selector;
+  /** The backend's handle of a lane, opened once per client. */
+  openLane(name: string): Promise<Queue>;
+  /**
+   * Call `listener` with a lane's config name whenever this process publishes to it (or
+   * resumes it), so an idle worker wakes at once. Returns the function that stops it.
+   */
+  onLocalPublish(listener: (lane: string) => void): () => void;
+}
