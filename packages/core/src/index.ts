@@ -33,14 +33,15 @@ export {
   PENDING_STATES,
   validateQueueOptions,
 } from "./adapter.ts";
+export { createTasklane } from "./client/create-tasklane.ts";
+export { MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "./client/job-encoder.ts";
 export type {
   PublishItem,
   PublishOptions,
   QueueHandle,
   Tasklane,
   TasklaneOptions,
-} from "./client.ts";
-export { createTasklane, MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "./client.ts";
+} from "./client/tasklane.ts";
 export type { Clock, ManualClock, TimerHandle } from "./clock.ts";
 export { createManualClock, flushAsync, sleep, systemClock } from "./clock.ts";
 export { byteLength, decodeJson, encodeJson } from "./codec.ts";

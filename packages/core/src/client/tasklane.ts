@@ -1,0 +1,118 @@
+import type {
+  Adapter,
+  AdapterEvent,
+  CancelResult,
+  JobInfo,
+  ListOptions,
+  PutResult,
+  QueueCounts,
+} from "../adapter.ts";
+import type { Clock } from "../clock.ts";
+import type { TasklaneEventBus } from "../events.ts";
+import type { QueueConfig, QueueConfigInput } from "../queue-config.ts";
+import type { SelectorName } from "../selectors/create-selector.ts";
+import type { RandomSource, Selector } from "../selectors/selector.ts";
+import type { DayStats } from "../stats.ts";
+import type { AnyTask, TaskInput } from "../task.ts";
+import type { Worker } from "../worker/create-worker.ts";
+import type { StopOptions, WorkerOptions } from "../worker/worker-options.ts";
+
+export interface TasklaneOptions {
+  /** The storage backend. */
+  adapter: Adapter;
+  /** The lanes. Validated at creation; an invalid entry throws ConfigError naming the field. */
+  queues: QueueConfigInput[];
+  /** Every task this client publishes or runs. Names must be unique. */
+  tasks: AnyTask[];
+  /** Lane selector for workers, or its name. Default "reduced-lottery" (Kale's). */
+  selector?: Selector | SelectorName;
+  /**
+   * Prefix for every queue name on the backend (`<namespace>_<queue>`), e.g. a release
+   * version so a new release gets fresh queues, as Kale does. Default: none.
+   */
+  namespace?: string;
+  /** Largest encoded payload (+ appData) accepted by publish, bytes. Default 262_144 (256 KiB). */
+  maxPayloadBytes?: number;
+  /** Time source and timers. Default the system clock; tests pass createManualClock(). */
+  clock?: Clock;
+  /** Randomness for selectors and retry jitter, in [0, 1). Default Math.random. */
+  random?: RandomSource;
+  /** Close the adapter when this client closes. Default true. */
+  closeAdapter?: boolean;
+}
+
+export interface PublishOptions {
+  /** Job-level priority inside its queue, integer −1000..1000, higher first. Default 0. */
+  priority?: number;
+  /** Run no earlier than this many ms from now. */
+  delayMs?: number;
+  /** Run no earlier than this epoch-ms time. Exclusive with delayMs. */
+  runAt?: number;
+  /** Job id; a second publish with the same id is a no-op ("duplicate"). Default a random UUID. */
+  jobId?: string;
+  /** Extra JSON data for the handler (`ctx.appData`), Kale's app_data. */
+  appData?: unknown;
+  /** Message group for FIFO backends (SQS FIFO). */
+  groupId?: string;
+}
+
+/** One job of a `publishMany` call. */
+export type PublishItem<P> = { payload: P } & PublishOptions;
+
+/** Management view of one queue. Optional operations throw UnsupportedError when the adapter lacks them. */
+export interface QueueHandle {
+  readonly name: string;
+  readonly config: QueueConfig;
+  counts(): Promise<QueueCounts>;
+  probe(): Promise<number>;
+  get(jobId: string): Promise<JobInfo | undefined>;
+  list(options: ListOptions): AsyncIterable<JobInfo>;
+  cancel(jobIds: string[]): Promise<CancelResult[]>;
+  retryFailed(jobIds?: string[]): Promise<number>;
+  delete(jobIds: string[]): Promise<number>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  isPaused(): Promise<boolean>;
+  /** Stats for a UTC day, "YYYY-MM-DD" (default today). */
+  stats(day?: string): Promise<DayStats | undefined>;
+}
+
+export interface Tasklane {
+  readonly events: TasklaneEventBus;
+  readonly adapter: Adapter;
+  readonly clock: Clock;
+  /** Validate, encode and store one job. Nothing is written when validation fails. */
+  publish<T extends AnyTask>(
+    task: T,
+    payload: TaskInput<T>,
+    options?: PublishOptions,
+  ): Promise<PutResult>;
+  /**
+   * Publish many jobs of one task in as few adapter batches as its `maxBatch` allows
+   * (one batch up to that size). All are validated first: one bad payload writes
+   * nothing. Past `maxBatch` the batches go out together; if the backend fails one of
+   * them, the others may already be written (publish again with the same job ids to
+   * finish safely: duplicates are no-ops).
+   */
+  publishMany<T extends AnyTask>(
+    task: T,
+    items: Array<PublishItem<TaskInput<T>>>,
+  ): Promise<PutResult[]>;
+  /** Create a worker (not started) serving all queues, or `options.queues`. */
+  worker(options?: WorkerOptions): Worker;
+  /** Management view of a queue, by config name. */
+  queue(name: string): QueueHandle;
+  /**
+   * Events of this client's queues from every process (capability `subscribe`, else
+   * UnsupportedError): `canceled` and `put`, and where the adapter has capability
+   * `lifecycleEvents` also the lifecycle events of `LIFECYCLE_EVENT_TYPES` (`published`,
+   * `started`, `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`,
+   * `deleted`; the Redis adapter publishes those when created with `lifecycleEvents: true`
+   * in the processes that publish, run and manage the jobs). `queue` is the config name.
+   * Delivery is at most once. Resolves once subscribed; call the function it returns to
+   * stop.
+   */
+  subscribe(listener: (event: AdapterEvent) => void): Promise<() => Promise<void>>;
+  /** Stop every worker (gracefully, within `graceMs`) and close the adapter. Idempotent. */
+  close(options?: StopOptions): Promise<void>;
+}
