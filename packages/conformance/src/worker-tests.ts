@@ -1,4 +1,6 @@
 import {
+  type Adapter,
+  AdapterError,
   CanceledError,
   createTasklane,
   defineTask,
@@ -16,6 +18,31 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Harness } from "./harness.ts";
 import type { ConformanceOptions } from "./index.ts";
+
+/**
+ * `adapter`, with every lane's `extend` failing as over a broken network while
+ * `partition.cut` is set: a worker's heartbeats fail and its leases run out.
+ */
+function withFailingHeartbeats(adapter: Adapter, partition: { cut: boolean }): Adapter {
+  const failing = (): Promise<never> =>
+    Promise.reject(new AdapterError(adapter.name, "heartbeat lost in a partition (test)"));
+  return {
+    name: adapter.name,
+    capabilities: adapter.capabilities,
+    close: () => adapter.close(),
+    ...(adapter.subscribe ? { subscribe: adapter.subscribe.bind(adapter) } : {}),
+    queue: async (name, options) => {
+      const lane = await adapter.queue(name, options);
+      return new Proxy(lane, {
+        get(target, prop, receiver) {
+          if (prop === "extend" && partition.cut) return failing;
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    },
+  };
+}
 
 type Recorded = { [K in keyof TasklaneEvents]: Array<TasklaneEvents[K]> };
 
@@ -248,16 +275,19 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
           }),
       });
       const namespace = h.uniqueName("ns");
+      const partition = { cut: true };
       const { tl, seen } = setup(h, {
+        adapter: withFailingHeartbeats(h.adapter, partition),
         tasks: [task],
         namespace,
         queues: [{ name: "work", leaseMs, longPollMs: h.unit }],
       });
       await tl.publish(task, {});
-      // Heartbeats far apart: the lease runs out, and a rival consumer takes the job (the
-      // worker has one slot, held by the running job, and no prefetch, so it cannot take
-      // the job back itself).
-      await tl.worker({ concurrency: 1, prefetch: 0, heartbeatMs: 3 * leaseMs }).start();
+      // A partition: the worker's heartbeats fail, the lease runs out, and a rival consumer
+      // takes the job (the worker has one slot, held by the running job, and no prefetch,
+      // so it cannot take the job back itself). Once healed, the next heartbeat learns
+      // the lease is gone.
+      await tl.worker({ concurrency: 1, prefetch: 0 }).start();
       await h.waitFor(() => seen.started.length === 1, "the job to start");
       const rival = await h.adapter.queue(`${namespace}_work`, { maxStalls: 3, historyLimit: 20 });
       const stolen = await h.waitFor(
@@ -265,6 +295,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
         "the rival to take the job",
       );
       expect(stolen.attempt).toBe(2);
+      partition.cut = false;
       await h.waitFor(() => seen.lock_lost.length === 1, "lock_lost", 20 * leaseMs);
       expect(reason).toBeInstanceOf(LockLostError);
       expect(seen.succeeded).toEqual([]);

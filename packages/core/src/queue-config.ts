@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RetentionPolicy } from "./adapter.ts";
 import { ConfigError } from "./errors.ts";
+import { parseOptions } from "./options.ts";
 
 const retentionLimit = z
   .object({
@@ -62,40 +63,16 @@ export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   canceled: { maxAgeMs: 86_400_000, maxCount: 1_000 },
 };
 
-/** Turn the first zod issue into a ConfigError naming the field (e.g. `queues[1].leaseMs`). */
-export function configErrorFrom(prefix: string, error: z.ZodError, input: unknown): ConfigError {
-  const issue = error.issues[0];
-  const path = issue?.path ?? [];
-  let field = prefix;
-  let value: unknown = input;
-  for (const key of path) {
-    field += typeof key === "number" ? `[${key}]` : `.${String(key)}`;
-    value =
-      value !== null && typeof value === "object"
-        ? (value as Record<PropertyKey, unknown>)[key as PropertyKey]
-        : undefined;
-  }
-  if (issue?.code === "unrecognized_keys") {
-    const keys = issue.keys.join(", ");
-    const hint = issue.keys.some((k) => k.includes("_"))
-      ? " (Kale's snake_case keys go through fromKaleConfig())"
-      : "";
-    return new ConfigError(field, keys, `unknown option${hint}`);
-  }
-  return new ConfigError(field, value, issue?.message ?? "invalid");
-}
-
 /** Validate and fill defaults for one queue config. */
 export function parseQueueConfig(input: unknown, field: string): QueueConfig {
-  const result = queueConfigSchema.safeParse(input);
-  if (!result.success) throw configErrorFrom(field, result.error, input);
+  const parsed = parseOptions(queueConfigSchema, input, field);
   const retention: RetentionPolicy = { ...DEFAULT_RETENTION };
-  const given = result.data.retention ?? {};
+  const given = parsed.retention ?? {};
   for (const kind of ["succeeded", "failed", "canceled"] as const) {
     const limit = given[kind];
     if (limit) retention[kind] = stripUndefined(limit);
   }
-  return { ...result.data, retention };
+  return { ...parsed, retention };
 }
 
 /** One queue entry of Kale's queue YAML. */

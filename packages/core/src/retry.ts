@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { ConfigError } from "./errors.ts";
+import { count, parseOptions } from "./options.ts";
 import type { RandomSource } from "./selectors/selector.ts";
 
 /** How a task retries failed attempts. */
@@ -26,20 +28,24 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.2,
 };
 
+const retryOptionsSchema = z
+  .object({
+    maxAttempts: count(1).default(DEFAULT_RETRY.maxAttempts),
+    baseMs: z.number().min(0, "must be a finite number >= 0").default(DEFAULT_RETRY.baseMs),
+    maxMs: z.number().min(0, "must be a finite number >= 0").default(DEFAULT_RETRY.maxMs),
+    jitter: z
+      .number()
+      .min(0, "must be between 0 and 1")
+      .max(1, "must be between 0 and 1")
+      .default(DEFAULT_RETRY.jitter),
+  })
+  .strict();
+
 /** Fill defaults and validate; `field` names the option in errors. */
 export function resolveRetry(options: RetryOptions | undefined, field: string): RetryPolicy {
-  const policy = { ...DEFAULT_RETRY, ...stripUndefined(options ?? {}) };
-  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
-    throw new ConfigError(`${field}.maxAttempts`, policy.maxAttempts, "must be an integer >= 1");
-  }
-  if (!(policy.baseMs >= 0) || !Number.isFinite(policy.baseMs)) {
-    throw new ConfigError(`${field}.baseMs`, policy.baseMs, "must be a finite number >= 0");
-  }
+  const policy = parseOptions(retryOptionsSchema, options ?? {}, field);
   if (!(policy.maxMs >= policy.baseMs)) {
     throw new ConfigError(`${field}.maxMs`, policy.maxMs, "must be >= baseMs");
-  }
-  if (!(policy.jitter >= 0 && policy.jitter <= 1)) {
-    throw new ConfigError(`${field}.jitter`, policy.jitter, "must be between 0 and 1");
   }
   return policy;
 }
@@ -51,11 +57,4 @@ export function resolveRetry(options: RetryOptions | undefined, field: string): 
 export function backoffMs(policy: RetryPolicy, attempt: number, random: RandomSource): number {
   const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(exp * (1 - policy.jitter * random()));
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const [k, v] of Object.entries(o))
-    if (v !== undefined) (out as Record<string, unknown>)[k] = v;
-  return out;
 }

@@ -1,5 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { z } from "zod";
 import { ConfigError, ValidationError } from "./errors.ts";
+import { parseOptions } from "./options.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
 /** What a handler gets besides its payload. */
@@ -63,6 +65,27 @@ export type AnyTask = Task<any, any>;
 /** Payload type `publish` accepts for a task. */
 export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
 
+const taskOptionsSchema = z
+  .object({
+    name: z.string(),
+    queue: z.string().min(1, "must be a non-empty string"),
+    schema: z.custom<StandardSchemaV1>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as StandardSchemaV1)["~standard"]?.validate === "function",
+      "must be a Standard Schema validator (e.g. a zod schema)",
+    ),
+    timeLimitMs: z.number().positive("must be a positive number of ms").optional(),
+    // Checked by resolveRetry, which fills its defaults.
+    retry: z.unknown().optional(),
+    run: z.custom<(...args: never[]) => unknown>(
+      (v) => typeof v === "function",
+      "must be a function",
+    ),
+  })
+  .strict();
+
 /**
  * Define a typed task. The payload type flows from `schema` into `run` and into
  * `publish`, and the payload is validated at runtime on both sides.
@@ -78,27 +101,11 @@ export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
 export function defineTask<S extends StandardSchemaV1>(
   options: TaskOptions<S>,
 ): Task<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>> {
+  if (typeof options?.name !== "string" || options.name.length === 0) {
+    throw new ConfigError("task.name", options?.name, "must be a non-empty string");
+  }
   const field = `task(${JSON.stringify(options.name)})`;
-  if (typeof options.name !== "string" || options.name.length === 0) {
-    throw new ConfigError("task.name", options.name, "must be a non-empty string");
-  }
-  if (typeof options.queue !== "string" || options.queue.length === 0) {
-    throw new ConfigError(`${field}.queue`, options.queue, "must be a non-empty string");
-  }
-  if (!options.schema || typeof options.schema["~standard"]?.validate !== "function") {
-    throw new ConfigError(
-      `${field}.schema`,
-      typeof options.schema,
-      "must be a Standard Schema validator (e.g. a zod schema)",
-    );
-  }
-  if (typeof options.run !== "function") {
-    throw new ConfigError(`${field}.run`, typeof options.run, "must be a function");
-  }
-  const t = options.timeLimitMs;
-  if (t !== undefined && !(Number.isFinite(t) && t > 0)) {
-    throw new ConfigError(`${field}.timeLimitMs`, t, "must be a positive number of ms");
-  }
+  parseOptions(taskOptionsSchema, options, field);
   return {
     name: options.name,
     queue: options.queue,
@@ -106,7 +113,7 @@ export function defineTask<S extends StandardSchemaV1>(
       StandardSchemaV1.InferInput<S>,
       StandardSchemaV1.InferOutput<S>
     >,
-    timeLimitMs: t,
+    timeLimitMs: options.timeLimitMs,
     retry: resolveRetry(options.retry, `${field}.retry`),
     run: options.run as Task<
       StandardSchemaV1.InferInput<S>,

@@ -1,8 +1,10 @@
+import { z } from "zod";
 import type { Adapter } from "../adapter.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { ConfigError, UnsupportedError } from "../errors.ts";
+import { clockSchema, parseOptions, randomSource } from "../options.ts";
 import { parseQueueConfig, type QueueConfig } from "../queue-config.ts";
-import { createSelector } from "../selectors/create-selector.ts";
+import { createSelector, SELECTOR_NAMES } from "../selectors/create-selector.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
 import type { AnyTask } from "../task.ts";
 import type { TasklaneOptions } from "./tasklane.ts";
@@ -27,48 +29,69 @@ export interface ResolvedClientOptions {
  * Check `createTasklane`'s options against each other and the adapter's capabilities;
  * throws ConfigError (or UnsupportedError) naming the field.
  */
-export function resolveClientOptions(options: TasklaneOptions): ResolvedClientOptions {
-  if (!options || typeof options !== "object")
-    throw new ConfigError("options", options, "must be an object");
-  const { adapter } = options;
-  if (!adapter || typeof adapter.queue !== "function") {
-    throw new ConfigError(
-      "adapter",
-      adapter,
+const clientOptionsSchema = z
+  .object({
+    adapter: z.custom<Adapter>(
+      (v) => typeof v === "object" && v !== null && typeof (v as Adapter).queue === "function",
       "must be a tasklane adapter (e.g. createMemoryAdapter())",
-    );
-  }
+    ),
+    queues: z
+      .array(z.unknown(), "must be a non-empty array of queue configs")
+      .min(1, "must be a non-empty array of queue configs"),
+    tasks: z.array(z.unknown(), "must be an array of tasks"),
+    selector: z
+      .union(
+        [
+          z.enum(SELECTOR_NAMES),
+          z.custom<Selector>(
+            (v) =>
+              typeof v === "object" && v !== null && typeof (v as Selector).select === "function",
+          ),
+        ],
+        `must be a Selector or one of ${SELECTOR_NAMES.join(", ")}`,
+      )
+      .optional(),
+    namespace: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,32}$/, "1-32 letters, digits, '-' or '_'")
+      .optional(),
+    maxPayloadBytes: z
+      .number()
+      .int("must be a positive integer")
+      .positive("must be a positive integer")
+      .optional(),
+    clock: clockSchema.optional(),
+    random: randomSource.optional(),
+    closeAdapter: z.boolean().optional(),
+  })
+  .strict();
+
+/**
+ * Check `createTasklane`'s options against each other and the adapter's capabilities;
+ * throws ConfigError (or UnsupportedError) naming the field.
+ */
+export function resolveClientOptions(input: TasklaneOptions): ResolvedClientOptions {
+  if (!input || typeof input !== "object")
+    throw new ConfigError("options", input, "must be an object");
+  const options = parseOptions(clientOptionsSchema, input, "");
+  const { adapter } = options;
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
-  const maxPayloadBytes = options.maxPayloadBytes ?? 262_144;
-  if (!(Number.isInteger(maxPayloadBytes) && maxPayloadBytes > 0)) {
-    throw new ConfigError("maxPayloadBytes", maxPayloadBytes, "must be a positive integer");
-  }
-  const namespace = options.namespace;
-  if (namespace !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(namespace)) {
-    throw new ConfigError("namespace", namespace, "1-32 letters, digits, '-' or '_'");
-  }
-  const configs = resolveLanes(options, adapter);
-  const tasks = resolveTasks(options, configs);
-
+  const configs = resolveLanes(options.queues, adapter);
+  const tasks = resolveTasks(options.tasks as AnyTask[], configs);
   // Built-in selectors keep per-worker state (turns, passes), so each worker gets its own;
   // a Selector object given by the user is shared as given.
-  const selectorOption = options.selector ?? "reduced-lottery";
-  let makeSelector: () => Selector;
-  if (typeof selectorOption === "string") {
-    createSelector(selectorOption, { random, clock }); // validate the name now, not at worker start
-    makeSelector = () => createSelector(selectorOption, { random, clock });
-  } else if (selectorOption && typeof selectorOption.select === "function") {
-    makeSelector = () => selectorOption;
-  } else {
-    throw new ConfigError("selector", selectorOption, "must be a Selector or a selector name");
-  }
+  const selector = options.selector ?? "reduced-lottery";
+  const makeSelector =
+    typeof selector === "string"
+      ? () => createSelector(selector, { random, clock })
+      : () => selector;
   return {
     adapter,
     clock,
     random,
-    maxPayloadBytes,
-    namespace,
+    maxPayloadBytes: options.maxPayloadBytes ?? 262_144,
+    namespace: options.namespace,
     configs,
     tasks,
     makeSelector,
@@ -76,12 +99,9 @@ export function resolveClientOptions(options: TasklaneOptions): ResolvedClientOp
   };
 }
 
-function resolveLanes(options: TasklaneOptions, adapter: Adapter): Map<string, QueueConfig> {
-  if (!Array.isArray(options.queues) || options.queues.length === 0) {
-    throw new ConfigError("queues", options.queues, "must be a non-empty array of queue configs");
-  }
+function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, QueueConfig> {
   const configs = new Map<string, QueueConfig>();
-  options.queues.forEach((q, i) => {
+  inputs.forEach((q, i) => {
     const config = parseQueueConfig(q, `queues[${i}]`);
     if (configs.has(config.name))
       throw new ConfigError(`queues[${i}].name`, config.name, "duplicate queue name");
@@ -101,13 +121,11 @@ function resolveLanes(options: TasklaneOptions, adapter: Adapter): Map<string, Q
 }
 
 function resolveTasks(
-  options: TasklaneOptions,
+  inputs: AnyTask[],
   configs: ReadonlyMap<string, QueueConfig>,
 ): Map<string, AnyTask> {
-  if (!Array.isArray(options.tasks))
-    throw new ConfigError("tasks", options.tasks, "must be an array of tasks");
   const tasks = new Map<string, AnyTask>();
-  options.tasks.forEach((t, i) => {
+  inputs.forEach((t, i) => {
     if (!t || typeof t.run !== "function")
       throw new ConfigError(`tasks[${i}]`, t, "must be a task from defineTask()");
     if (tasks.has(t.name)) throw new ConfigError(`tasks[${i}].name`, t.name, "duplicate task name");

@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { randomSource } from "../options.ts";
 import type { Lane, RandomSource } from "./selector.ts";
 
 /**
@@ -22,3 +24,6 @@ export function highestPriority<T extends Lane>(lanes: ReadonlyArray<T>): T {
   for (const lane of lanes) if (lane.priority > best.priority) best = lane;
   return best;
 }
+
+/** Options of the selectors that only draw lots. */
+export const lotteryOptionsSchema = z.object({ random: randomSource.optional() }).strict();

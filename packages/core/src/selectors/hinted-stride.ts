@@ -1,5 +1,6 @@
+import { z } from "zod";
 import { type Clock, systemClock } from "../clock.ts";
-import { ConfigError } from "../errors.ts";
+import { nowSchema, parseOptions, randomSource } from "../options.ts";
 import type { RandomSource, Selector } from "./selector.ts";
 import { createStrideSelector } from "./stride.ts";
 
@@ -25,6 +26,14 @@ export interface HintedStrideOptions {
   clock?: Pick<Clock, "now">;
 }
 
+const hintedStrideOptionsSchema = z
+  .object({
+    random: randomSource.optional(),
+    agingMs: z.number().positive("must be a positive number of ms").optional(),
+    clock: nowSchema.optional(),
+  })
+  .strict();
+
 /**
  * Stride scheduling that never probes. Busy lanes take evenly spaced turns in proportion
  * to their priority (no lottery tail: in the simulator, a low lane under a saturated
@@ -41,12 +50,10 @@ export interface HintedStrideOptions {
  * This relies on the worker reserving without waiting (`waitMs: 0`) unless every lane is
  * known empty, as tasklane's worker loop does.
  */
-export function createHintedStride(options: HintedStrideOptions = {}): Selector {
+export function createHintedStride(input: HintedStrideOptions = {}): Selector {
+  const options = parseOptions(hintedStrideOptionsSchema, input, "");
   const random = options.random ?? Math.random;
   const { agingMs } = options;
-  if (agingMs !== undefined && !(Number.isFinite(agingMs) && agingMs > 0)) {
-    throw new ConfigError("agingMs", agingMs, "must be a positive number of ms");
-  }
   return createStrideSelector({
     name: "hinted-stride",
     probeUnknown: false,

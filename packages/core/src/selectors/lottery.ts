@@ -1,4 +1,5 @@
-import { drawByTickets } from "./draw.ts";
+import { parseOptions } from "../options.ts";
+import { drawByTickets, lotteryOptionsSchema } from "./draw.ts";
 import type { Lane, RandomSource, SelectionContext, Selector } from "./selector.ts";
 
 export interface LotteryOptions {
@@ -13,7 +14,7 @@ export interface LotteryOptions {
  * improves on.
  */
 export function createLottery(options: LotteryOptions = {}): Selector {
-  const random = options.random ?? Math.random;
+  const random = parseOptions(lotteryOptionsSchema, options, "").random ?? Math.random;
   return {
     name: "lottery",
     select(context: SelectionContext): Promise<Lane> {

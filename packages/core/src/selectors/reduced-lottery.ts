@@ -1,4 +1,5 @@
-import { drawByTickets } from "./draw.ts";
+import { parseOptions } from "../options.ts";
+import { drawByTickets, lotteryOptionsSchema } from "./draw.ts";
 import type { Lane, RandomSource, SelectionContext, Selector } from "./selector.ts";
 
 export interface ReducedLotteryOptions {
@@ -18,7 +19,7 @@ export interface ReducedLotteryOptions {
  * without touching the backend at all.
  */
 export function createReducedLottery(options: ReducedLotteryOptions = {}): Selector {
-  const random = options.random ?? Math.random;
+  const random = parseOptions(lotteryOptionsSchema, options, "").random ?? Math.random;
   return {
     name: "reduced-lottery",
     async select(context: SelectionContext): Promise<Lane> {

@@ -1,5 +1,7 @@
+import { z } from "zod";
 import { type Clock, systemClock } from "../clock.ts";
 import { ConfigError } from "../errors.ts";
+import { count, nowSchema, parseOptions, randomSource } from "../options.ts";
 import { createHintedStride } from "./hinted-stride.ts";
 import type { Lane, RandomSource, SelectionContext, Selector } from "./selector.ts";
 
@@ -39,6 +41,18 @@ export interface TrickleStrideOptions {
   clock?: Pick<Clock, "now">;
 }
 
+const positive = z.number().positive("must be a positive number");
+const trickleStrideOptionsSchema = z
+  .object({
+    random: randomSource.optional(),
+    trickleMs: positive.default(200),
+    maxTrickleMs: positive.default(1_000),
+    trickleJobs: count(1).default(1),
+    trickleShare: positive.max(1, "must be at most 1").default(0.1),
+    clock: nowSchema.optional(),
+  })
+  .strict();
+
 /**
  * hinted-stride with a trickle starvation guard. When a low lane has had no turn from
  * this worker for `trickleMs`, its next turn is a trickle: one reserve of at most
@@ -54,22 +68,9 @@ export interface TrickleStrideOptions {
  * a hint of 0 afterwards means the reserve came back empty (on an exact backend it may
  * also mean it took the last job; the back-off then errs on the side of fewer requests).
  */
-export function createTrickleStride(options: TrickleStrideOptions = {}): Selector {
-  const trickleMs = options.trickleMs ?? 200;
-  const maxTrickleMs = options.maxTrickleMs ?? 1_000;
-  const trickleJobs = options.trickleJobs ?? 1;
-  const trickleShare = options.trickleShare ?? 0.1;
-  const positive = (field: string, value: number) => {
-    if (!(Number.isFinite(value) && value > 0)) {
-      throw new ConfigError(field, value, "must be a positive number");
-    }
-  };
-  positive("trickleMs", trickleMs);
-  positive("maxTrickleMs", maxTrickleMs);
-  positive("trickleShare", trickleShare);
-  if (!(Number.isInteger(trickleJobs) && trickleJobs >= 1)) {
-    throw new ConfigError("trickleJobs", trickleJobs, "must be a whole number of at least 1");
-  }
+export function createTrickleStride(input: TrickleStrideOptions = {}): Selector {
+  const options = parseOptions(trickleStrideOptionsSchema, input, "");
+  const { trickleMs, maxTrickleMs, trickleJobs, trickleShare } = options;
   if (maxTrickleMs < trickleMs) {
     throw new ConfigError("maxTrickleMs", maxTrickleMs, "must be at least trickleMs");
   }

@@ -29,6 +29,7 @@ import { freshHint, type LaneState, setHint } from "./lane-state.ts";
 import type { RunnerPool } from "./runner-pool.ts";
 import type { Settler } from "./settler.ts";
 import { bump, type WorkerMetrics } from "./worker-metrics.ts";
+import { MAX_ERROR_BACKOFF_MS } from "./worker-options.ts";
 
 export interface LaneLoopDeps {
   clock: Clock;
@@ -265,7 +266,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         } catch {
           break;
         }
-        backoff = Math.min(backoff * 2, 30_000);
+        backoff = Math.min(backoff * 2, MAX_ERROR_BACKOFF_MS);
       }
     }
   };

@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { ConfigError } from "../errors.ts";
+import { count, parseOptions } from "../options.ts";
 import type { QueueConfig } from "../queue-config.ts";
 
 export interface WorkerOptions {
@@ -29,6 +31,11 @@ export interface StopOptions {
   graceMs?: number;
 }
 
+/** Below this a heartbeat timer is a storm of backend calls, not a safety margin. */
+const MIN_HEARTBEAT_MS = 10;
+/** The error back-off doubles up to 30 s; a first back-off above that would be capped anyway. */
+export const MAX_ERROR_BACKOFF_MS = 30_000;
+
 /** Worker options with every default filled in. */
 export interface ResolvedWorkerOptions {
   concurrency: number;
@@ -40,33 +47,55 @@ export interface ResolvedWorkerOptions {
   errorBackoffMs: number;
 }
 
-/** Check the options and fill the defaults; throws ConfigError naming the field. */
+const workerOptionsSchema = z
+  .object({
+    concurrency: count(1).optional(),
+    prefetch: count(0).optional(),
+    queues: z
+      .array(z.string(), "must be an array of lane names")
+      .min(1, "must name at least one lane")
+      .optional(),
+    hintTtlMs: z.number().min(0, "must be >= 0 ms").optional(),
+    heartbeatMs: z.number().min(MIN_HEARTBEAT_MS, `must be >= ${MIN_HEARTBEAT_MS} ms`).optional(),
+    errorBackoffMs: z
+      .number()
+      .min(1, "must be >= 1 ms")
+      .max(MAX_ERROR_BACKOFF_MS, `must be <= ${MAX_ERROR_BACKOFF_MS} ms (the back-off's cap)`)
+      .optional(),
+  })
+  .strict();
+
+/**
+ * Check the options and fill the defaults; throws ConfigError naming the field. A
+ * heartbeat must come well inside the shortest served lease (at most half of it), or a
+ * healthy job loses its lease between two heartbeats.
+ */
 export function resolveWorkerOptions(
-  options: WorkerOptions,
+  input: WorkerOptions,
   lanes: ReadonlyMap<string, QueueConfig>,
 ): ResolvedWorkerOptions {
+  const options = parseOptions(workerOptionsSchema, input ?? {}, "worker");
   const concurrency = options.concurrency ?? 10;
-  if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
-    throw new ConfigError("worker.concurrency", concurrency, "must be an integer >= 1");
-  }
   const names = options.queues ?? [...lanes.keys()];
-  if (!Array.isArray(names) || names.length === 0)
-    throw new ConfigError("worker.queues", names, "must be a non-empty array");
   for (const [i, n] of names.entries()) {
     if (!lanes.has(n)) throw new ConfigError(`worker.queues[${i}]`, n, "no such queue");
   }
   const configs = names.map((n) => lanes.get(n) as QueueConfig);
-  const heartbeatMs =
-    options.heartbeatMs ?? Math.max(50, Math.floor(Math.min(...configs.map((c) => c.leaseMs)) / 3));
+  const shortestLeaseMs = Math.min(...configs.map((c) => c.leaseMs));
+  const heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(shortestLeaseMs / 3));
+  if (heartbeatMs > shortestLeaseMs / 2) {
+    throw new ConfigError(
+      "worker.heartbeatMs",
+      heartbeatMs,
+      `must be at most half the shortest served lease (${shortestLeaseMs} ms)`,
+    );
+  }
   // Double buffering by default: while one batch waits in the buffer (or runs), the next
   // can be in flight. With batches larger than concurrency, one batch of prefetch would
   // leave no room for a reserve ahead, and a worker whose jobs finish quickly would idle
   // for a round trip per batch.
   const largestBatch = Math.max(...configs.map((c) => c.batchSize));
   const prefetch = options.prefetch ?? Math.max(largestBatch, 2 * largestBatch - concurrency);
-  if (!(Number.isInteger(prefetch) && prefetch >= 0)) {
-    throw new ConfigError("worker.prefetch", prefetch, "must be an integer >= 0");
-  }
   return {
     concurrency,
     prefetch,
