@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applies, select } from "./orchestrator.ts";
+import { applies, partialRun, select } from "./orchestrator.ts";
 import { FULL } from "./profiles.ts";
 import { renderTables, summarise } from "./report.ts";
 import { findSystem } from "./systems/index.ts";
@@ -79,6 +79,28 @@ describe("renderTables", () => {
     const text = renderTables(summarise([result("bullmq", "latency", {}, false)]), FULL);
     expect(text).toContain("failed");
     expect(text).toContain("bullmq / latency: 1 failed: boom");
+  });
+});
+
+describe("partialRun", () => {
+  const full = {
+    quick: false,
+    only: [],
+    repeats: undefined,
+    jobs: undefined,
+    sqsJobs: undefined,
+    cpuProfDir: undefined,
+  };
+  it("calls only a full run of every case complete (the one --save accepts)", () => {
+    expect(partialRun(full)).toBeUndefined();
+    expect(partialRun({ ...full, quick: true })).toBe("quick run");
+    expect(partialRun({ ...full, only: ["redis", "latency"] })).toBe(
+      "partial run: --only redis,latency",
+    );
+    expect(partialRun({ ...full, repeats: 5, jobs: 100 })).toBe(
+      "sizes overridden: --repeats, --jobs",
+    );
+    expect(partialRun({ ...full, cpuProfDir: "/tmp/prof" })).toBe("CPU-profiled run");
   });
 });
 
