@@ -29,7 +29,8 @@ const HELP = `Usage: npm run bench -- [options]
   --help               this text
 
 Without --save a run writes bench/out/latest.md and appends to bench/out/results.jsonl
-(git-ignored).
+(git-ignored). Only a full run of every case judges the targets; a quick or partial run
+shows its figures as "not judged".
 `;
 
 const { values } = parseArgs({

@@ -236,13 +236,13 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
       versions: runVersions,
       profile,
       command: reproduce,
-      filtered: partial !== undefined,
+      notJudged: partial,
       durationSec: (Date.now() - startedAt) / 1000,
     };
     const latest = renderLatest(summaries, context);
     writeFileSync(join(outDir, "latest.md"), latest);
     process.stdout.write(
-      `\n${renderTables(summaries, profile)}\n\n${renderTargets(summaries, profile)}\n\n` +
+      `\n${renderTables(summaries, profile)}\n\n${renderTargets(summaries, profile, partial)}\n\n` +
         `wrote ${shown("latest.md")} and ${shown("results.jsonl")}` +
         (options.save
           ? " and the tables in bench/README.md\n"
