@@ -1,7 +1,7 @@
 /**
  * The selector simulator: `npm run simulate -- [options]` (see --help and README.md in
  * this folder). Prints a table per workload and the goal check, and writes
- * selectors.json and selectors.svg to bench/out/ (git-ignored), or with
+ * selectors.json, selectors.svg and selectors.png to bench/out/ (git-ignored), or with
  * --save, the reference settings' run to bench/results/.
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -9,7 +9,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { OUT_DIR, REFERENCE_DIR, REPO_DIR } from "../machine.ts";
 import { averageRuns } from "./aggregate.ts";
-import { renderWaitChart } from "./chart.ts";
+import { renderPng, renderWaitChart } from "./chart.ts";
 import { type RunResult, simulate } from "./engine.ts";
 import type { BackendKind, SimulationOptions } from "./model.ts";
 import { checkGoal, formatGoal, formatTable } from "./report.ts";
@@ -42,7 +42,7 @@ const usage = `Usage: npm run simulate -- [options]
                      max(B, 2B - concurrency) for the largest batch size B; 0: none)
   --stay-on-short    model the older worker loop that stays on a lane after a short batch
                      (default: leave on a short batch, as tasklane's worker does)
-  --out DIR          where selectors.json and .svg go (default bench/out, git-ignored)
+  --out DIR          where selectors.json, .svg and .png go (default bench/out, git-ignored)
   --save             refresh the committed reference in bench/results/: every workload and
                      selector, seeds 1..5 (--seeds defaults to 5 here), every other option
                      at its default; refused with any option that changes those, and with --out
@@ -176,9 +176,10 @@ const svg = await renderWaitChart(
   `tasklane selector simulation (${seedText}, backend ${options.backend})`,
 );
 await writeFile(join(outDir, "selectors.svg"), svg);
+await writeFile(join(outDir, "selectors.png"), renderPng(svg));
 const shown = relative(REPO_DIR, join(outDir, "selectors"));
 console.log(
-  `wrote ${shown}.json and .svg${save ? "" : " (--save refreshes the reference in bench/results/)"}`,
+  `wrote ${shown}.json, .svg and .png${save ? "" : " (--save refreshes the reference in bench/results/)"}`,
 );
 
 /** JSON has no Infinity or NaN: write them as null. Round long fractions. */
