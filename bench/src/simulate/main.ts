@@ -151,7 +151,8 @@ for (const workload of chosen) {
 const elapsedMs = performance.now() - started;
 console.log(
   "\nlongest: the longest wait seen, counting jobs still waiting at the end (* when one of those is the longest)." +
-    "\nshare: of all worker slot-time (the shares add up to util). req/s: backend requests per second, all workers.",
+    "\nshare: of all worker slot-time (the shares add up to util); set by the jobs, so the same for every selector that runs them." +
+    "\nreq/s: backend requests per second, all workers.",
 );
 const goal = specs.includes(BASELINE) ? checkGoal(results, BASELINE) : [];
 if (goal.length > 0) console.log(`\n${formatGoal(goal, BASELINE)}`);
