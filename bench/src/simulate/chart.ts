@@ -183,9 +183,9 @@ export async function renderWaitChart(
 }
 
 /**
- * vega's text measure, which it replaces with its own estimate (0.8 em a character) when
- * no canvas is installed, as here. The object is exported at run time and documented as
- * replaceable, but missing from vega's type declarations.
+ * vega's text measure, which falls back to an estimate of 0.8 em a character when no
+ * canvas package is installed, as here. vega exports it at run time and uses a width
+ * function put in its place (vl-convert does the same), but its type declarations omit it.
  */
 const textMetrics = (
   vega as unknown as {
