@@ -7,7 +7,7 @@
  *
  * On SIGTERM (or SIGINT) the service stops taking requests, the worker stops fetching,
  * running jobs get up to 20 s to finish, and whatever is still running is handed back to
- * the queue for another instance. Nothing is lost.
+ * the lane for another instance. Nothing is lost.
  */
 import { createServer } from "node:http";
 import { createTasklane, defineTask, sleep, ValidationError } from "@tasklane/core";
@@ -16,7 +16,7 @@ import { adapterFromEnv } from "./adapter-from-env.ts";
 
 const makeThumbnail = defineTask({
   name: "make-thumbnail",
-  queue: "default",
+  lane: "default",
   schema: z.object({ imageId: z.string().min(1) }),
   timeLimitMs: 30_000,
   async run({ imageId }, ctx) {
@@ -29,7 +29,7 @@ const makeThumbnail = defineTask({
 
 const tl = createTasklane({
   adapter: await adapterFromEnv(),
-  queues: [{ name: "default", leaseMs: 60_000 }],
+  lanes: [{ name: "default", leaseMs: 60_000 }],
   tasks: [makeThumbnail],
 });
 const worker = tl.worker({ concurrency: 20 });
@@ -37,7 +37,7 @@ await worker.start();
 // Failures of any instance's jobs, not only this one's (memory and Redis; SQS cannot).
 if (tl.adapter.capabilities.lifecycleEvents) {
   await tl.subscribe((e) => {
-    if (e.type === "failed") console.warn(`job ${e.jobId} on ${e.queue} went to dead letters`);
+    if (e.type === "failed") console.warn(`job ${e.jobId} on ${e.lane} went to dead letters`);
   });
 }
 

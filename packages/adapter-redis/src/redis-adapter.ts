@@ -2,20 +2,20 @@ import {
   type Adapter,
   type AdapterEvent,
   type Capabilities,
+  ClosedError,
   ConfigError,
   fullCapabilities,
   isLifecycleEvent,
+  type LaneStoreOptions,
   LIFECYCLE_EVENT_TYPES,
-  QueueClosedError,
-  type QueueOptions,
   type SubscribeOptions,
-  validateQueueOptions,
+  validateLaneStoreOptions,
 } from "@tasklane/core";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
-import { MAX_BATCH, RedisQueue } from "./redis-queue.ts";
+import { MAX_BATCH, RedisLane } from "./redis-lane.ts";
 import { LIBRARY, loadLibrary, masters, SCRIPTS, type ScriptingMode } from "./scripts.ts";
 
 export interface RedisAdapterOptions {
@@ -38,13 +38,13 @@ export interface RedisAdapterOptions {
   cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
   /**
    * Prefix of every key and of the events channel. Keys are
-   * `<prefix>:{<prefix>:<queue>}:<x>`; an ACL rule `~<prefix>:*` (and `&<prefix>:*` for
+   * `<prefix>:{<prefix>:<lane>}:<x>`; an ACL rule `~<prefix>:*` (and `&<prefix>:*` for
    * events) covers them. Must not contain `{` or `}`. Default "tasklane".
    */
   prefix?: string;
   /**
    * Run even when the server's `maxmemory-policy` is not `noeviction`. Redis may then
-   * evict job records and lose jobs silently. Default false: `queue()` throws ConfigError.
+   * evict job records and lose jobs silently. Default false: `lane()` throws ConfigError.
    */
   allowEviction?: boolean;
   /**
@@ -65,8 +65,8 @@ export interface RedisAdapterOptions {
    */
   lifecycleEvents?: boolean;
   /**
-   * Longest single block of an idle worker on its queue's wake-up key, ms. A long poll
-   * re-checks the queue at least this often (a safety net for a lost wake-up, e.g. across
+   * Longest single block of an idle worker on its lane's wake-up key, ms. A long poll
+   * re-checks the lane at least this often (a safety net for a lost wake-up, e.g. across
    * a server restart); delayed jobs and lease expiries shorten it. Default 5_000.
    */
   maxBlockMs?: number;
@@ -89,7 +89,7 @@ export interface RedisAdapterOptions {
 
 /** The Redis adapter: every optional method is present. */
 export interface RedisAdapter extends Adapter {
-  queue(name: string, options: QueueOptions): Promise<RedisQueue>;
+  lane(name: string, options: LaneStoreOptions): Promise<RedisLane>;
   subscribe(
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
@@ -123,10 +123,10 @@ interface BlockingConn {
   busy: boolean;
 }
 
-/** What the queues of one adapter share. */
+/** What the lanes of one adapter share. */
 export interface AdapterShared {
   readonly client: Client;
-  /** Settled once the adapter has started (queues exist only after that). */
+  /** Settled once the adapter has started (lanes exist only after that). */
   scripting: ScriptingMode;
   readonly prefix: string;
   readonly channel: string;
@@ -134,7 +134,7 @@ export interface AdapterShared {
   readonly lifecycleEvents: boolean;
   readonly maxBlockMs: number;
   closed: boolean;
-  /** Throws QueueClosedError when closed; fails fast when the connection is down. */
+  /** Throws ClosedError when closed; fails fast when the connection is down. */
   check(what: string): void;
   /** A script call in flight: close() waits for it (bounded) before it drops connections. */
   track(call: Promise<unknown>): void;
@@ -173,12 +173,12 @@ function positive(field: string, value: number | undefined, fallback: number): n
 }
 
 /**
- * The Redis adapter: Lua-atomic state changes, one slot per queue (Redis Cluster), fenced
+ * The Redis adapter: Lua-atomic state changes, one slot per lane (Redis Cluster), fenced
  * leases on Redis TIME, idle workers blocked on a wake-up key, cross-process events.
  *
  * @example
  * const adapter = createRedisAdapter({ connection: "redis://127.0.0.1:6379" });
- * const tl = createTasklane({ adapter, queues: [...], tasks: [...] });
+ * const tl = createTasklane({ adapter, lanes: [...], tasks: [...] });
  */
 export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdapter {
   if (typeof options !== "object" || options === null) {
@@ -263,7 +263,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
   const listeners = new Map<(event: AdapterEvent) => void, boolean>();
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
-  const queues = new Map<string, RedisQueue>();
+  const lanes = new Map<string, RedisLane>();
 
   const duplicate = (): Client => {
     const dup = isCluster
@@ -295,7 +295,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     maxBlockMs,
     closed: false,
     check(what) {
-      if (shared.closed) throw new QueueClosedError(what);
+      if (shared.closed) throw new ClosedError(what);
       const status = client.status;
       if (status !== "ready" && status !== "wait" && status !== "connect") {
         // Publishing during an outage fails at once instead of queueing behind reconnects.
@@ -339,7 +339,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
           resolve(value);
         };
         const nudge = () => {
-          // Wakes the longest-blocked waiter on this queue: ours when it is the only one;
+          // Wakes the longest-blocked waiter on this lane: ours when it is the only one;
           // another process's wakes spuriously (harmless), ours then ends within maxBlockMs.
           client.lpush(key, "1").catch(() => {});
         };
@@ -409,11 +409,11 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       throw mapped;
     }
   })();
-  // Reported by queue()/subscribe(); never an unhandled rejection.
+  // Reported by lane()/subscribe(); never an unhandled rejection.
   init.catch(() => {});
 
   const checkOpen = () => {
-    if (shared.closed) throw new QueueClosedError("redis adapter");
+    if (shared.closed) throw new ClosedError("redis adapter");
   };
 
   const dispatch = (_channel: string, message: string) => {
@@ -430,7 +430,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     if (!Array.isArray(parsed.ids)) return;
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
-      const event = { type, queue: parsed.q, jobId: decodeId(id) } as AdapterEvent;
+      const event = { type, lane: parsed.q, jobId: decodeId(id) } as AdapterEvent;
       // Workers subscribe without lifecycle events: they get canceled and put only.
       const lifecycle = isLifecycleEvent(event);
       for (const [listener, wantsLifecycle] of listeners) {
@@ -450,20 +450,20 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       ? redisCapabilities
       : Object.freeze({ ...redisCapabilities, lifecycleEvents: false }),
 
-    async queue(name, queueOptions) {
+    async lane(name, laneOptions) {
       checkOpen();
       checkName("name", name);
-      validateQueueOptions(queueOptions);
+      validateLaneStoreOptions(laneOptions);
       await init;
       checkOpen();
-      let queue = queues.get(name);
-      if (queue === undefined) {
-        queue = new RedisQueue(name, queueOptions, shared);
-        queues.set(name, queue);
+      let lane = lanes.get(name);
+      if (lane === undefined) {
+        lane = new RedisLane(name, laneOptions, shared);
+        lanes.set(name, lane);
       } else {
-        queue.configure(queueOptions);
+        lane.configure(laneOptions);
       }
-      return queue;
+      return lane;
     },
 
     async subscribe(listener, options) {
@@ -493,9 +493,9 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
 
     async close() {
       if (shared.closed) return;
-      // Puts made in this tick still wait for its end (see RedisQueue.put): send them now,
+      // Puts made in this tick still wait for its end (see RedisLane.put): send them now,
       // ahead of QUIT, so a put made before close() is carried out, not refused.
-      for (const queue of queues.values()) queue.sendQueuedPuts();
+      for (const lane of lanes.values()) lane.sendQueuedPuts();
       shared.closed = true;
       listeners.clear();
       for (const abort of [...pendingWaits]) abort();

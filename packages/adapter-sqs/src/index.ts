@@ -11,4 +11,4 @@ export {
   type SqsAdapterOptions,
   sqsCapabilities,
 } from "./sqs-adapter.ts";
-export { type LaneBand, SqsPutError, SqsQueue } from "./sqs-queue.ts";
+export { type LaneBand, SqsLane, SqsPutError } from "./sqs-lane.ts";

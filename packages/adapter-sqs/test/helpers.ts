@@ -56,7 +56,7 @@ export function sqsClient(endpoint: string, fastRetries?: number): SQSClient {
   return new SQSClient(config);
 }
 
-/** A queue name no other test uses. */
+/** A lane name no other test uses. */
 export function uniqueName(prefix = "q"): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }

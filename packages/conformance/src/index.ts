@@ -6,7 +6,7 @@
  *   import { runConformanceSuite } from "@tasklane/conformance";
  *   runConformanceSuite({ name: "memory", createAdapter: async () => createMemoryAdapter() });
  *
- * Every test opens its own queue under a unique name, so tests never see each other's
+ * Every test opens its own lane under a unique name, so tests never see each other's
  * jobs. Optional behaviour is skipped only through what the adapter declares in
  * `capabilities`. Time passes through `advance` (a manual clock) when given; otherwise the
  * suite waits in real time with short leases, polling instead of sleeping where it can.
@@ -14,7 +14,7 @@
 import type { Adapter } from "@tasklane/core";
 import { afterAll, beforeAll, describe } from "vitest";
 import { createHarness, type Harness } from "./harness.ts";
-import { registerQueueTests } from "./queue-tests.ts";
+import { registerLaneTests } from "./lane-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
 export interface ConformanceOptions {
@@ -22,7 +22,7 @@ export interface ConformanceOptions {
   name: string;
   /**
    * Make a fresh adapter. Called once per suite (beforeAll) and again by the tests that
-   * close an adapter. Every test opens its own queue under a unique name.
+   * close an adapter. Every test opens its own lane under a unique name.
    */
   createAdapter(): Promise<Adapter>;
   /**
@@ -51,7 +51,7 @@ export function runConformanceSuite(options: ConformanceOptions): void {
       if (!box.h) throw new Error("conformance harness not ready");
       return box.h;
     };
-    registerQueueTests(harness, options);
+    registerLaneTests(harness, options);
     registerWorkerTests(harness, options);
   });
 }

@@ -9,6 +9,9 @@ export type {
   JobEvent,
   JobInfo,
   JobState,
+  LaneCounts,
+  LaneStore,
+  LaneStoreOptions,
   LifecycleEventType,
   ListOptions,
   Lock,
@@ -16,9 +19,6 @@ export type {
   NackItem,
   NewJob,
   PutResult,
-  Queue,
-  QueueCounts,
-  QueueOptions,
   ReleaseItem,
   ReservedJob,
   ReserveOptions,
@@ -31,12 +31,12 @@ export {
   isLifecycleEvent,
   LIFECYCLE_EVENT_TYPES,
   PENDING_STATES,
-  validateQueueOptions,
+  validateLaneStoreOptions,
 } from "./adapter.ts";
 export type {
+  LaneHandle,
   PublishItem,
   PublishOptions,
-  QueueHandle,
   Tasklane,
   TasklaneOptions,
 } from "./client.ts";
@@ -48,11 +48,11 @@ export type { ErrorCode, ValidationIssue } from "./errors.ts";
 export {
   AdapterError,
   CanceledError,
+  ClosedError,
   ConfigError,
+  LaneFullError,
   LockLostError,
   PayloadTooLargeError,
-  QueueClosedError,
-  QueueFullError,
   ShutdownError,
   TasklaneError,
   TimeoutError,
@@ -63,8 +63,8 @@ export {
 } from "./errors.ts";
 export type { TasklaneEvents } from "./events.ts";
 export { TasklaneEventBus } from "./events.ts";
-export type { KaleQueueConfig, QueueConfig, QueueConfigInput } from "./queue-config.ts";
-export { DEFAULT_RETENTION, fromKaleConfig, parseQueueConfig } from "./queue-config.ts";
+export type { KaleQueueConfig, LaneConfig, LaneConfigInput } from "./lane-config.ts";
+export { DEFAULT_RETENTION, fromKaleConfig, parseLaneConfig } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";
 export { backoffMs, DEFAULT_RETRY, resolveRetry } from "./retry.ts";
 export * from "./selectors/index.ts";

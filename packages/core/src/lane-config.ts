@@ -14,9 +14,9 @@ const retentionLimit = z
  * one). Unknown keys are refused so a typo (or a Kale snake_case key) is an error, not a
  * silently ignored setting: use {@link fromKaleConfig} for Kale's YAML.
  */
-export const queueConfigSchema = z
+export const laneConfigSchema = z
   .object({
-    /** Queue name; `namespace` (client option) is prefixed to it. */
+    /** Lane name; `namespace` (client option) is prefixed to it. */
     name: z
       .string()
       .min(1)
@@ -53,8 +53,8 @@ export const queueConfigSchema = z
   })
   .strict();
 
-export type QueueConfigInput = z.input<typeof queueConfigSchema>;
-export type QueueConfig = z.output<typeof queueConfigSchema> & { retention: RetentionPolicy };
+export type LaneConfigInput = z.input<typeof laneConfigSchema>;
+export type LaneConfig = z.output<typeof laneConfigSchema> & { retention: RetentionPolicy };
 
 export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   succeeded: { maxAgeMs: 86_400_000, maxCount: 1_000 },
@@ -62,7 +62,7 @@ export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   canceled: { maxAgeMs: 86_400_000, maxCount: 1_000 },
 };
 
-/** Turn the first zod issue into a ConfigError naming the field (e.g. `queues[1].leaseMs`). */
+/** Turn the first zod issue into a ConfigError naming the field (e.g. `lanes[1].leaseMs`). */
 export function configErrorFrom(prefix: string, error: z.ZodError, input: unknown): ConfigError {
   const issue = error.issues[0];
   const path = issue?.path ?? [];
@@ -85,9 +85,9 @@ export function configErrorFrom(prefix: string, error: z.ZodError, input: unknow
   return new ConfigError(field, value, issue?.message ?? "invalid");
 }
 
-/** Validate and fill defaults for one queue config. */
-export function parseQueueConfig(input: unknown, field: string): QueueConfig {
-  const result = queueConfigSchema.safeParse(input);
+/** Validate and fill defaults for one lane config. */
+export function parseLaneConfig(input: unknown, field: string): LaneConfig {
+  const result = laneConfigSchema.safeParse(input);
   if (!result.success) throw configErrorFrom(field, result.error, input);
   const retention: RetentionPolicy = { ...DEFAULT_RETENTION };
   const given = result.data.retention ?? {};
@@ -110,7 +110,7 @@ export interface KaleQueueConfig {
 
 /**
  * Convert Kale's queue config (the parsed YAML: a map of entries, or a list) into
- * tasklane queue configs. Seconds become ms; unknown Kale keys are refused.
+ * tasklane lane configs. Seconds become ms; unknown Kale keys are refused.
  *
  * @example
  * fromKaleConfig({ high_priority: { name: "high_priority", priority: 100, batch_size: 10,
@@ -120,7 +120,7 @@ export interface KaleQueueConfig {
  */
 export function fromKaleConfig(
   config: Record<string, KaleQueueConfig> | ReadonlyArray<KaleQueueConfig>,
-): QueueConfigInput[] {
+): LaneConfigInput[] {
   const entries: Array<[string, KaleQueueConfig]> = Array.isArray(config)
     ? config.map((c, i) => [String(i), c])
     : Object.entries(config);
@@ -141,7 +141,7 @@ export function fromKaleConfig(
           "unknown Kale queue key",
         );
     }
-    const out: QueueConfigInput = { name: c.name ?? key };
+    const out: LaneConfigInput = { name: c.name ?? key };
     if (c.priority !== undefined) out.priority = c.priority;
     if (c.batch_size !== undefined) out.batchSize = c.batch_size;
     if (c.visibility_timeout_sec !== undefined)
