@@ -7,17 +7,16 @@
  * with concurrency 50 and the default ReducedLottery selector. A live progress line runs
  * while it works; at the end, a table per lane.
  */
+import { setTimeout } from "node:timers/promises";
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import {
   createSeededRandom,
   createTasklane,
   defineTask,
-  fromKaleConfig,
   percentile,
-  sleep,
-  systemClock,
   UnrecoverableError,
 } from "@tasklane/core";
+import { fromKaleConfig } from "@tasklane/core/kale";
 import { z } from "zod";
 
 const random = createSeededRandom(2026);
@@ -58,7 +57,7 @@ const run = async (
   { workMs, kind }: z.infer<typeof payload>,
   ctx: { attempt: number; signal: AbortSignal },
 ) => {
-  await sleep(systemClock, workMs, ctx.signal);
+  await setTimeout(workMs, undefined, { signal: ctx.signal });
   if (kind === "flaky" && ctx.attempt === 1) throw new Error("temporary glitch");
   if (kind === "broken") throw new Error("this job always fails");
   if (kind === "fatal") throw new UnrecoverableError("bad input, retrying will not help");
@@ -153,13 +152,13 @@ for (let wave = 0; wave < 10; wave++) {
     );
     counts.published += n;
   }
-  await sleep(systemClock, 250);
+  await setTimeout(250);
 }
 
 // Everything published: wait until every job has either succeeded or gone dead.
 const deadline = performance.now() + 25_000;
 while (counts.succeeded + counts.dead < counts.published && performance.now() < deadline) {
-  await sleep(systemClock, 50);
+  await setTimeout(50);
 }
 clearInterval(progress);
 if (interactive) process.stdout.write("\n");

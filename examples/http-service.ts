@@ -10,7 +10,8 @@
  * the lane for another instance. Nothing is lost.
  */
 import { createServer } from "node:http";
-import { createTasklane, defineTask, sleep, ValidationError } from "@tasklane/core";
+import { setTimeout } from "node:timers/promises";
+import { createTasklane, defineTask, ValidationError } from "@tasklane/core";
 import { z } from "zod";
 import { adapterFromEnv } from "./adapter-from-env.ts";
 
@@ -22,7 +23,7 @@ const makeThumbnail = defineTask({
   async run({ imageId }, ctx) {
     // Pass ctx.signal to anything that can be canceled: it aborts on time limit, lease
     // loss, cancel and shutdown.
-    await sleep(tl.clock, 200, ctx.signal);
+    await setTimeout(200, undefined, { signal: ctx.signal });
     console.log(`thumbnail ${imageId} done (attempt ${ctx.attempt})`);
   },
 });

@@ -1,4 +1,4 @@
-import type { JobError, JobState, NewJob } from "@tasklane/core";
+import type { JobError, JobState, NewJob } from "@tasklane/core/adapter";
 
 /**
  * A node of an intrusive, circular, doubly linked list. Job records are nodes; so are each

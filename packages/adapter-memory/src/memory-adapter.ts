@@ -1,3 +1,4 @@
+import { systemClock } from "@tasklane/core";
 import {
   type Adapter,
   type AdapterEvent,
@@ -8,9 +9,8 @@ import {
   fullCapabilities,
   type LaneStoreOptions,
   type SubscribeOptions,
-  systemClock,
   validateLaneStoreOptions,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { type AdapterShared, type MemoryLane, MemoryLaneImpl } from "./memory-lane.ts";
 
 export interface MemoryAdapterOptions {

@@ -57,7 +57,7 @@ import {
   type ReserveResult,
   type RetentionPolicy,
   type TimerHandle,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
 import { LeaseIndex } from "./lease-index.ts";

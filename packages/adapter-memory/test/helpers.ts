@@ -1,4 +1,4 @@
-import type { LaneStoreOptions, NewJob } from "@tasklane/core";
+import type { LaneStoreOptions, NewJob } from "@tasklane/core/adapter";
 import { createManualClock, createMemoryAdapter, type MemoryAdapterOptions } from "../src/index.ts";
 
 export const START = Date.UTC(2026, 0, 1);

@@ -1,4 +1,4 @@
-import type { AdapterEvent, JobError } from "@tasklane/core";
+import type { AdapterEvent, JobError } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { job, now, START, setup } from "./helpers.ts";
 

@@ -1,4 +1,5 @@
-import { flushAsync, type ReserveResult } from "@tasklane/core";
+import { flushAsync } from "@tasklane/core";
+import type { ReserveResult } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { job, START, setup } from "./helpers.ts";
 

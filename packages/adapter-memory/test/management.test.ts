@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { bucketIndex, type JobInfo } from "@tasklane/core";
+import { bucketIndex, type JobInfo } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { job, now, START, setup } from "./helpers.ts";
 

@@ -1,4 +1,4 @@
-import { ClosedError, LaneFullError } from "@tasklane/core";
+import { ClosedError, LaneFullError } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { createManualClock, createMemoryAdapter } from "../src/index.ts";
 import { job, now, START, setup } from "./helpers.ts";

@@ -17,7 +17,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_RETENTION, type LaneStore } from "@tasklane/core";
+import { DEFAULT_RETENTION, type LaneStore } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { createRedisAdapter, type ScriptingMode } from "../src/index.ts";
 import { freePort, newJob, REDIS_SERVER, waitFor } from "../test/helpers.ts";

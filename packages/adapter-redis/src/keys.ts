@@ -1,4 +1,4 @@
-import { ConfigError } from "@tasklane/core";
+import { ConfigError } from "@tasklane/core/adapter";
 
 /**
  * Key layout of one lane. Every key carries the hash tag `{<prefix>:<lane>}`, so every

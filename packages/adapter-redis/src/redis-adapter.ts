@@ -10,7 +10,7 @@ import {
   LIFECYCLE_EVENT_TYPES,
   type SubscribeOptions,
   validateLaneStoreOptions,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";

@@ -23,7 +23,7 @@ import {
   type ReserveResult,
   type RetentionPolicy,
   type Summary,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { mapRedisError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";

@@ -11,7 +11,7 @@ import {
   HISTOGRAM_BOUNDS_MS,
   type Lock,
   type NewJob,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

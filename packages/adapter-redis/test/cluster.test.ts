@@ -2,7 +2,7 @@
  * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Lanes
  * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
  */
-import type { AdapterEvent } from "@tasklane/core";
+import type { AdapterEvent } from "@tasklane/core/adapter";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

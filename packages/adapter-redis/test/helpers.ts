@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { NewJob } from "@tasklane/core";
+import type { NewJob } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@
  * every put call's header (by-ref records) counts exactly the records that refer to it.
  */
 import { randomUUID } from "node:crypto";
-import type { JobState, Lock, NewJob } from "@tasklane/core";
+import type { JobState, Lock, NewJob } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, type RedisAdapter } from "../src/index.ts";

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AdapterEvent } from "@tasklane/core";
+import type { AdapterEvent } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, RedisUnavailableError } from "../src/index.ts";
 import {

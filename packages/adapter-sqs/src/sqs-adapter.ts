@@ -11,7 +11,7 @@ import {
   ClosedError,
   ConfigError,
   type LaneStoreOptions,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { createEscaper } from "./codec.ts";
 import { describe } from "./sqs-io.ts";
 import { type LaneBand, SqsLane } from "./sqs-lane.ts";

@@ -44,7 +44,7 @@ import {
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import {
   ATTR,
   type Attributes,

@@ -5,7 +5,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { ClosedError, PayloadTooLargeError } from "@tasklane/core";
+import { ClosedError, PayloadTooLargeError } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   countSqsRequests,

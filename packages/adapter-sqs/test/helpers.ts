@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SQSClient, type SQSClientConfig } from "@aws-sdk/client-sqs";
-import type { NewJob } from "@tasklane/core";
+import type { NewJob } from "@tasklane/core/adapter";
 import { startFauxqs } from "fauxqs";
 
 export interface SqsServer {

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
-import {
-  type Adapter,
-  type Capabilities,
-  type Clock,
-  type LaneStore,
-  type LaneStoreOptions,
-  type NewJob,
-  systemClock,
-} from "@tasklane/core";
+import { systemClock } from "@tasklane/core";
+import type {
+  Adapter,
+  Capabilities,
+  Clock,
+  LaneStore,
+  LaneStoreOptions,
+  NewJob,
+} from "@tasklane/core/adapter";
 import type { ConformanceOptions } from "./index.ts";
 
 /** What every conformance test gets. */
@@ -37,7 +37,7 @@ export interface Harness {
     lane: LaneStore,
     count: number,
     leaseMs: number,
-  ): Promise<import("@tasklane/core").ReservedJob[]>;
+  ): Promise<import("@tasklane/core/adapter").ReservedJob[]>;
 }
 
 export async function createHarness(options: ConformanceOptions): Promise<Harness> {
@@ -87,7 +87,7 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
       ...overrides,
     }),
     async reserveAll(lane, count, leaseMs) {
-      const taken: import("@tasklane/core").ReservedJob[] = [];
+      const taken: import("@tasklane/core/adapter").ReservedJob[] = [];
       await waitFor(async () => {
         const r = await lane.reserve({
           limit: Math.min(count - taken.length, caps.maxBatch),

@@ -1,4 +1,9 @@
-import { type AdapterEvent, ClosedError, isLifecycleEvent, type ReservedJob } from "@tasklane/core";
+import {
+  type AdapterEvent,
+  ClosedError,
+  isLifecycleEvent,
+  type ReservedJob,
+} from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import type { Harness } from "./harness.ts";
 import type { ConformanceOptions } from "./index.ts";

@@ -4,7 +4,6 @@ import {
   defineTask,
   LockLostError,
   PayloadTooLargeError,
-  sleep,
   type Tasklane,
   type TasklaneEvents,
   type TasklaneOptions,
@@ -12,6 +11,7 @@ import {
   UnrecoverableError,
   ValidationError,
 } from "@tasklane/core";
+import { sleep } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Harness } from "./harness.ts";

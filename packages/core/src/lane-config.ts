@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RetentionPolicy } from "./adapter.ts";
 import { ConfigError } from "./errors.ts";
+import { stripUndefined } from "./strip-undefined.ts";
 
 const retentionLimit = z
   .object({
@@ -12,7 +13,7 @@ const retentionLimit = z
 /**
  * One lane's configuration. Every field but `name` has a default (Kale's, where Kale has
  * one). Unknown keys are refused so a typo (or a Kale snake_case key) is an error, not a
- * silently ignored setting: use {@link fromKaleConfig} for Kale's YAML.
+ * silently ignored setting: use `fromKaleConfig` from `@tasklane/core/kale` for Kale's YAML.
  */
 export const laneConfigSchema = z
   .object({
@@ -78,7 +79,7 @@ export function configErrorFrom(prefix: string, error: z.ZodError, input: unknow
   if (issue?.code === "unrecognized_keys") {
     const keys = issue.keys.join(", ");
     const hint = issue.keys.some((k) => k.includes("_"))
-      ? " (Kale's snake_case keys go through fromKaleConfig())"
+      ? " (Kale's snake_case keys go through fromKaleConfig() from @tasklane/core/kale)"
       : "";
     return new ConfigError(field, keys, `unknown option${hint}`);
   }
@@ -96,65 +97,4 @@ export function parseLaneConfig(input: unknown, field: string): LaneConfig {
     if (limit) retention[kind] = stripUndefined(limit);
   }
   return { ...result.data, retention };
-}
-
-/** One queue entry of Kale's queue YAML. */
-export interface KaleQueueConfig {
-  name?: string;
-  priority?: number;
-  batch_size?: number;
-  visibility_timeout_sec?: number;
-  long_poll_time_sec?: number;
-  num_iterations?: number;
-}
-
-/**
- * Convert Kale's queue config (the parsed YAML: a map of entries, or a list) into
- * tasklane lane configs. Seconds become ms; unknown Kale keys are refused.
- *
- * @example
- * fromKaleConfig({ high_priority: { name: "high_priority", priority: 100, batch_size: 10,
- *   visibility_timeout_sec: 60, long_poll_time_sec: 1, num_iterations: 10 } })
- * // → [{ name: "high_priority", priority: 100, batchSize: 10, leaseMs: 60_000,
- * //      longPollMs: 1_000, numIterations: 10 }]
- */
-export function fromKaleConfig(
-  config: Record<string, KaleQueueConfig> | ReadonlyArray<KaleQueueConfig>,
-): LaneConfigInput[] {
-  const entries: Array<[string, KaleQueueConfig]> = Array.isArray(config)
-    ? config.map((c, i) => [String(i), c])
-    : Object.entries(config);
-  const known = new Set([
-    "name",
-    "priority",
-    "batch_size",
-    "visibility_timeout_sec",
-    "long_poll_time_sec",
-    "num_iterations",
-  ]);
-  return entries.map(([key, c]) => {
-    for (const k of Object.keys(c)) {
-      if (!known.has(k))
-        throw new ConfigError(
-          `kale.${key}.${k}`,
-          c[k as keyof KaleQueueConfig],
-          "unknown Kale queue key",
-        );
-    }
-    const out: LaneConfigInput = { name: c.name ?? key };
-    if (c.priority !== undefined) out.priority = c.priority;
-    if (c.batch_size !== undefined) out.batchSize = c.batch_size;
-    if (c.visibility_timeout_sec !== undefined)
-      out.leaseMs = Math.round(c.visibility_timeout_sec * 1000);
-    if (c.long_poll_time_sec !== undefined)
-      out.longPollMs = Math.round(c.long_poll_time_sec * 1000);
-    if (c.num_iterations !== undefined) out.numIterations = c.num_iterations;
-    return out;
-  });
-}
-
-function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]: Exclude<T[K], undefined>;
-  };
 }

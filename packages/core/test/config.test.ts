@@ -1,13 +1,9 @@
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  ConfigError,
-  createTasklane,
-  defineTask,
-  fromKaleConfig,
-  parseLaneConfig,
-} from "../src/index.ts";
+import { parseLaneConfig } from "../src/adapter-kit.ts";
+import { ConfigError, createTasklane, defineTask } from "../src/index.ts";
+import { fromKaleConfig } from "../src/kale.ts";
 
 const task = defineTask({ name: "t", lane: "default", schema: z.object({}), run: () => {} });
 

@@ -1,13 +1,12 @@
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { LaneStore, ReserveOptions } from "../src/adapter-kit.ts";
 import {
   type Adapter,
   AdapterError,
   createTasklane,
   defineTask,
-  type LaneStore,
-  type ReserveOptions,
   type Tasklane,
   type TasklaneEvents,
 } from "../src/index.ts";
