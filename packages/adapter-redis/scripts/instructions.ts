@@ -19,7 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_RETENTION, type LaneStore } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
-import { createRedisAdapter, type ScriptingMode } from "../src/index.ts";
+import { createRedisAdapter } from "../src/index.ts";
+import type { ScriptingMode } from "../src/internal.ts";
 import { freePort, newJob, REDIS_SERVER, waitFor } from "../test/helpers.ts";
 
 /** What a case measures: `calls` calls of `jobs` jobs each, counted inside `count`. */

@@ -16,17 +16,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedisAdapter,
-  decodeId,
   deleteStaleLibraries,
-  encodeId,
   LIBRARY,
-  laneKeys,
   type RedisAdapter,
   RedisOutOfMemoryError,
   RedisUnavailableError,
-  SCRIPTS,
   VERSION,
 } from "../src/index.ts";
+import { decodeId, encodeId, laneKeys, SCRIPTS } from "../src/internal.ts";
 import { parseSummary } from "../src/redis-lane.ts";
 import {
   commandCalls,

@@ -9,9 +9,9 @@ import {
   createRedisAdapter,
   deleteStaleLibraries,
   LIBRARY,
-  laneKeys,
   type RedisAdapter,
 } from "../src/index.ts";
+import { laneKeys } from "../src/internal.ts";
 import {
   newJob as job,
   LANE_OPTIONS,

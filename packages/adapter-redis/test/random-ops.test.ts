@@ -9,7 +9,7 @@ import type { JobState, Lock, NewJob } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, type RedisAdapter } from "../src/index.ts";
-import { laneKeys } from "../src/keys.ts";
+import { laneKeys } from "../src/internal.ts";
 import { type RedisServer, startRedis, uniquePrefix } from "./helpers.ts";
 
 let server: RedisServer;

@@ -7,13 +7,9 @@ import {
 } from "@aws-sdk/client-sqs";
 import { ClosedError, PayloadTooLargeError } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  countSqsRequests,
-  createSqsAdapter,
-  type SqsAdapterOptions,
-  SqsLane,
-  sqsCapabilities,
-} from "../src/index.ts";
+import { createSqsAdapter, type SqsAdapterOptions, sqsCapabilities } from "../src/index.ts";
+import { countSqsRequests } from "../src/internal.ts";
+import { SqsLane } from "../src/sqs-lane.ts";
 import { job, type SqsServer, sqsClient, startSqs, uniqueName, waitFor } from "./helpers.ts";
 
 let server: SqsServer;

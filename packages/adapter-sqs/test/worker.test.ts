@@ -1,7 +1,8 @@
 import { GetQueueUrlCommand, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { createTasklane, defineTask } from "@tasklane/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { countSqsRequests, createSqsAdapter } from "../src/index.ts";
+import { createSqsAdapter } from "../src/index.ts";
+import { countSqsRequests } from "../src/internal.ts";
 import { type SqsServer, sqsClient, startSqs, uniqueName, waitFor } from "./helpers.ts";
 
 let server: SqsServer;
