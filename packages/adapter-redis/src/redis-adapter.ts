@@ -12,10 +12,11 @@ import {
   validateLaneStoreOptions,
 } from "@tasklane/core/adapter";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
-import { MAX_BATCH, RedisLane } from "./redis-lane.ts";
+import { RedisLane } from "./redis-lane.ts";
 import { LIBRARY, loadLibrary, masters, SCRIPTS, type ScriptingMode } from "./scripts.ts";
 
 export interface RedisAdapterOptions {
@@ -114,54 +115,11 @@ export const redisCapabilities: Readonly<Capabilities> = fullCapabilities({
   timeResolutionMs: 1,
 });
 
-export type Client = Redis | Cluster;
-
 interface BlockingConn {
   client: Client;
   /** CLIENT ID on a single server (refreshed on reconnect), for CLIENT UNBLOCK. */
   id: number | undefined;
   busy: boolean;
-}
-
-/** What the lanes of one adapter share. */
-export interface AdapterShared {
-  readonly client: Client;
-  /** Settled once the adapter has started (lanes exist only after that). */
-  scripting: ScriptingMode;
-  readonly prefix: string;
-  readonly channel: string;
-  readonly putEvents: boolean;
-  readonly lifecycleEvents: boolean;
-  readonly maxBlockMs: number;
-  closed: boolean;
-  /** Throws ClosedError when closed; fails fast when the connection is down. */
-  check(what: string): void;
-  /** A script call in flight: close() waits for it (bounded) before it drops connections. */
-  track(call: Promise<unknown>): void;
-  /**
-   * Block on a wake-up marker for at most `ms`, with `next` sent behind the block (see
-   * FollowUp). Resolves with its reply, or undefined when the wait was aborted or closed
-   * first or the call failed (the caller then runs it itself).
-   */
-  waitForWake(
-    key: string,
-    ms: number,
-    signal: AbortSignal | undefined,
-    next: FollowUp,
-  ): Promise<unknown>;
-}
-
-/**
- * A call the blocking connection sends right behind its BLPOP, so redis-server runs it the
- * moment the block ends: a long-polling reserve costs no round trip back to Node and out
- * again between the wake-up and the reserve (the latency path: put, wake, reserve). The
- * call runs however the block ends (marker, timeout, abort), as the reserve that follows
- * every block always did; only after an abort does nobody wait for its reply, which then
- * goes to `orphan`, which must hand back any job it holds. close() waits for those.
- */
-export interface FollowUp {
-  send(conn: Client): Promise<unknown>;
-  orphan(reply: unknown): Promise<void>;
 }
 
 function positive(field: string, value: number | undefined, fallback: number): number {

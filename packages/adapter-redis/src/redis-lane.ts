@@ -24,12 +24,12 @@ import {
   type RetentionPolicy,
   type Summary,
 } from "@tasklane/core/adapter";
+import { type AdapterShared, type FollowUp, MAX_BATCH } from "./adapter-shared.ts";
 import { mapRedisError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type LaneKeys, laneKeys } from "./keys.ts";
 import { MAX_BY_REF_JOBS, newCallRef, packJobs } from "./put-batch.ts";
-import type { AdapterShared, FollowUp } from "./redis-adapter.ts";
 import { runCall, SCRIPTS, ScriptCall, type ScriptName } from "./scripts.ts";
 
 const STATE_CODES: Record<JobState, number> = {
@@ -50,8 +50,6 @@ const IDLE_HINT_MS = 1_000;
 /** Fields per job in a reserve reply, and before the first job (see lua/reserve.lua). */
 const RESERVE_FIELDS = 7;
 const RESERVE_HEAD = 4;
-/** Most jobs in one call of any script (the adapter's maxBatch); merged puts fit in it. */
-export const MAX_BATCH = 1_000;
 
 interface QueuedPut {
   jobs: NewJob[];

@@ -8,7 +8,7 @@ import type {
   LaneStoreOptions,
   NewJob,
 } from "@tasklane/core/adapter";
-import type { ConformanceOptions } from "./index.ts";
+import type { ConformanceOptions } from "./options.ts";
 
 /** What every conformance test gets. */
 export interface Harness {

@@ -6,7 +6,7 @@ import {
 } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import type { Harness } from "./harness.ts";
-import type { ConformanceOptions } from "./index.ts";
+import type { ConformanceOptions } from "./options.ts";
 
 /** Adapter-level behaviour: the LaneStore contract of docs/adapter-contract.md. */
 export function registerLaneTests(get: () => Harness, options: ConformanceOptions): void {

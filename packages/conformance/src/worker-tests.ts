@@ -15,7 +15,7 @@ import { sleep } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Harness } from "./harness.ts";
-import type { ConformanceOptions } from "./index.ts";
+import type { ConformanceOptions } from "./options.ts";
 
 type Recorded = { [K in keyof TasklaneEvents]: Array<TasklaneEvents[K]> };
 
