@@ -73,8 +73,8 @@ describe("oracle", () => {
     { name: "default", priority: 40 },
     { name: "low", priority: 5 },
   ];
-  const peekOf = (queues: Array<[ready: number, oldestWaitMs: number]>) => () =>
-    queues.map(([ready, oldestWaitMs]) => ({ ready, oldestWaitMs, batchSize: 10 }));
+  const peekOf = (depths: Array<[ready: number, oldestWaitMs: number]>) => () =>
+    depths.map(([ready, oldestWaitMs]) => ({ ready, oldestWaitMs, batchSize: 10 }));
 
   it("parses its options and refuses malformed ones", () => {
     expect(parseOracle("oracle")).toEqual({ tauMs: [50], beta: 0.3 });

@@ -33,7 +33,7 @@ const usage = `Usage: npm run simulate -- [options]
   --duration S       simulated seconds per run (default 600)
   --selectors LIST   comma-separated (default ${DEFAULT_VARIANTS.join(",")});
                      "hinted-stride+aging=MS" is hinted-stride with agingMs MS;
-                     "oracle[+tau=MS[/MS...]][+beta=B]" reads the queues: a bound, not a
+                     "oracle[+tau=MS[/MS...]][+beta=B]" reads the lanes: a bound, not a
                      selector (see oracle.ts)
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)

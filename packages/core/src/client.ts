@@ -5,25 +5,25 @@ import type {
   CancelResult,
   JobInfo,
   JobState,
+  LaneCounts,
+  LaneStore,
   ListOptions,
   NewJob,
   PutResult,
-  Queue,
-  QueueCounts,
 } from "./adapter.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { byteLength, encodeJson } from "./codec.ts";
-import { ConfigError, PayloadTooLargeError, QueueClosedError, UnsupportedError } from "./errors.ts";
+import { ClosedError, ConfigError, PayloadTooLargeError, UnsupportedError } from "./errors.ts";
 import { TasklaneEventBus } from "./events.ts";
 import { createJobId } from "./job-id.ts";
-import { parseQueueConfig, type QueueConfig, type QueueConfigInput } from "./queue-config.ts";
+import { type LaneConfig, type LaneConfigInput, parseLaneConfig } from "./lane-config.ts";
 import { createSelector, type SelectorName } from "./selectors/index.ts";
 import type { RandomSource, Selector } from "./selectors/selector.ts";
 import type { DayStats } from "./stats.ts";
 import { type AnyTask, schemaError, type TaskInput, validatePayload } from "./task.ts";
 import { createWorker, type StopOptions, type Worker, type WorkerOptions } from "./worker.ts";
 
-/** Job-level priority bounds (inclusive). Higher runs first inside a queue. */
+/** Job-level priority bounds (inclusive). Higher runs first inside a lane. */
 export const MIN_JOB_PRIORITY = -1000;
 export const MAX_JOB_PRIORITY = 1000;
 
@@ -31,14 +31,14 @@ export interface TasklaneOptions {
   /** The storage backend. */
   adapter: Adapter;
   /** The lanes. Validated at creation; an invalid entry throws ConfigError naming the field. */
-  queues: QueueConfigInput[];
+  lanes: LaneConfigInput[];
   /** Every task this client publishes or runs. Names must be unique. */
   tasks: AnyTask[];
   /** Lane selector for workers, or its name. Default "reduced-lottery" (Kale's). */
   selector?: Selector | SelectorName;
   /**
-   * Prefix for every queue name on the backend (`<namespace>_<queue>`), e.g. a release
-   * version so a new release gets fresh queues, as Kale does. Default: none.
+   * Prefix for every lane name on the backend (`<namespace>_<lane>`), e.g. a release
+   * version so a new release gets fresh lanes, as Kale does. Default: none.
    */
   namespace?: string;
   /** Largest encoded payload (+ appData) accepted by publish, bytes. Default 262_144 (256 KiB). */
@@ -52,7 +52,7 @@ export interface TasklaneOptions {
 }
 
 export interface PublishOptions {
-  /** Job-level priority inside its queue, integer −1000..1000, higher first. Default 0. */
+  /** Job-level priority inside its lane, integer −1000..1000, higher first. Default 0. */
   priority?: number;
   /** Run no earlier than this many ms from now. */
   delayMs?: number;
@@ -69,11 +69,11 @@ export interface PublishOptions {
 /** One job of a `publishMany` call. */
 export type PublishItem<P> = { payload: P } & PublishOptions;
 
-/** Management view of one queue. Optional operations throw UnsupportedError when the adapter lacks them. */
-export interface QueueHandle {
+/** Management view of one lane. Optional operations throw UnsupportedError when the adapter lacks them. */
+export interface LaneHandle {
   readonly name: string;
-  readonly config: QueueConfig;
-  counts(): Promise<QueueCounts>;
+  readonly config: LaneConfig;
+  counts(): Promise<LaneCounts>;
   probe(): Promise<number>;
   get(jobId: string): Promise<JobInfo | undefined>;
   list(options: ListOptions): AsyncIterable<JobInfo>;
@@ -108,17 +108,17 @@ export interface Tasklane {
     task: T,
     items: Array<PublishItem<TaskInput<T>>>,
   ): Promise<PutResult[]>;
-  /** Create a worker (not started) serving all queues, or `options.queues`. */
+  /** Create a worker (not started) serving all lanes, or `options.lanes`. */
   worker(options?: WorkerOptions): Worker;
-  /** Management view of a queue, by config name. */
-  queue(name: string): QueueHandle;
+  /** Management view of a lane, by config name. */
+  lane(name: string): LaneHandle;
   /**
-   * Events of this client's queues from every process (capability `subscribe`, else
+   * Events of this client's lanes from every process (capability `subscribe`, else
    * UnsupportedError): `canceled` and `put`, and where the adapter has capability
    * `lifecycleEvents` also the lifecycle events of `LIFECYCLE_EVENT_TYPES` (`published`,
    * `started`, `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`,
    * `deleted`; the Redis adapter publishes those when created with `lifecycleEvents: true`
-   * in the processes that publish, run and manage the jobs). `queue` is the config name.
+   * in the processes that publish, run and manage the jobs). `lane` is the config name.
    * Delivery is at most once. Resolves once subscribed; call the function it returns to
    * stop.
    */
@@ -134,11 +134,11 @@ export interface ClientInternals {
   random: RandomSource;
   events: TasklaneEventBus;
   tasks: ReadonlyMap<string, AnyTask>;
-  configs: ReadonlyMap<string, QueueConfig>;
+  configs: ReadonlyMap<string, LaneConfig>;
   makeSelector(): Selector;
-  openQueue(name: string): Promise<Queue>;
+  openLane(name: string): Promise<LaneStore>;
   /** Called after a local publish: lets idle local workers wake at once. */
-  onLocalPublish: Set<(queue: string) => void>;
+  onLocalPublish: Set<(lane: string) => void>;
 }
 
 /** The name of an option in errors: of publish's options, or of publishMany's item. */
@@ -150,7 +150,7 @@ function fieldOf(index: number | undefined, field: string): string {
  * Create a tasklane client: it publishes jobs and creates workers.
  *
  * @example
- * const tl = createTasklane({ adapter: createMemoryAdapter(), queues: [{ name: "default" }], tasks: [sendEmail] });
+ * const tl = createTasklane({ adapter: createMemoryAdapter(), lanes: [{ name: "default" }], tasks: [sendEmail] });
  * await tl.publish(sendEmail, { to: "a@example.com" });
  * const worker = tl.worker({ concurrency: 50 });
  * await worker.start();
@@ -159,7 +159,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   if (!options || typeof options !== "object")
     throw new ConfigError("options", options, "must be an object");
   const { adapter } = options;
-  if (!adapter || typeof adapter.queue !== "function") {
+  if (!adapter || typeof adapter.lane !== "function") {
     throw new ConfigError(
       "adapter",
       adapter,
@@ -176,23 +176,23 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   if (namespace !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(namespace)) {
     throw new ConfigError("namespace", namespace, "1-32 letters, digits, '-' or '_'");
   }
-  if (!Array.isArray(options.queues) || options.queues.length === 0) {
-    throw new ConfigError("queues", options.queues, "must be a non-empty array of queue configs");
+  if (!Array.isArray(options.lanes) || options.lanes.length === 0) {
+    throw new ConfigError("lanes", options.lanes, "must be a non-empty array of lane configs");
   }
-  const configs = new Map<string, QueueConfig>();
-  options.queues.forEach((q, i) => {
-    const config = parseQueueConfig(q, `queues[${i}]`);
+  const configs = new Map<string, LaneConfig>();
+  options.lanes.forEach((q, i) => {
+    const config = parseLaneConfig(q, `lanes[${i}]`);
     if (configs.has(config.name))
-      throw new ConfigError(`queues[${i}].name`, config.name, "duplicate queue name");
+      throw new ConfigError(`lanes[${i}].name`, config.name, "duplicate lane name");
     if (config.leaseMs > adapter.capabilities.maxLeaseMs) {
       throw new UnsupportedError(
         adapter.name,
         `a lease of ${config.leaseMs} ms`,
-        `queues[${i}].leaseMs exceeds the maximum of ${adapter.capabilities.maxLeaseMs} ms`,
+        `lanes[${i}].leaseMs exceeds the maximum of ${adapter.capabilities.maxLeaseMs} ms`,
       );
     }
     if (config.maxConcurrency !== undefined && !adapter.capabilities.maxConcurrency) {
-      throw new UnsupportedError(adapter.name, "maxConcurrency", `queues[${i}].maxConcurrency`);
+      throw new UnsupportedError(adapter.name, "maxConcurrency", `lanes[${i}].maxConcurrency`);
     }
     configs.set(config.name, config);
   });
@@ -203,12 +203,12 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     if (!t || typeof t.run !== "function")
       throw new ConfigError(`tasks[${i}]`, t, "must be a task from defineTask()");
     if (tasks.has(t.name)) throw new ConfigError(`tasks[${i}].name`, t.name, "duplicate task name");
-    const config = configs.get(t.queue);
+    const config = configs.get(t.lane);
     if (!config)
       throw new ConfigError(
-        `tasks[${i}].queue`,
-        t.queue,
-        `no such queue (configured: ${[...configs.keys()].join(", ")})`,
+        `tasks[${i}].lane`,
+        t.lane,
+        `no such lane (configured: ${[...configs.keys()].join(", ")})`,
       );
     if (t.timeLimitMs !== undefined && t.timeLimitMs > config.leaseMs) {
       // Kale's time budget: a job only starts when its time limit fits in its lease, so a
@@ -216,7 +216,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       throw new ConfigError(
         `tasks[${i}].timeLimitMs`,
         t.timeLimitMs,
-        `must not exceed queue "${t.queue}" leaseMs (${config.leaseMs})`,
+        `must not exceed lane "${t.lane}" leaseMs (${config.leaseMs})`,
       );
     }
     tasks.set(t.name, t);
@@ -237,17 +237,17 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
 
   const events = new TasklaneEventBus();
   const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
-  const opened = new Map<string, Promise<Queue>>();
+  const opened = new Map<string, Promise<LaneStore>>();
   let closed = false;
   const workers = new Set<Worker>();
 
-  const openQueue = (name: string): Promise<Queue> => {
-    if (closed) return Promise.reject(new QueueClosedError("tasklane client"));
+  const openLane = (name: string): Promise<LaneStore> => {
+    if (closed) return Promise.reject(new ClosedError("tasklane client"));
     let p = opened.get(name);
     if (!p) {
       const config = configs.get(name);
-      if (!config) return Promise.reject(new ConfigError("queue", name, "no such queue"));
-      p = adapter.queue(fullName(name), {
+      if (!config) return Promise.reject(new ConfigError("lane", name, "no such lane"));
+      p = adapter.lane(fullName(name), {
         maxStalls: config.maxStalls,
         historyLimit: config.historyLimit,
         retention: config.retention,
@@ -268,7 +268,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     tasks,
     configs,
     makeSelector,
-    openQueue,
+    openLane,
     onLocalPublish: new Set(),
   };
 
@@ -392,7 +392,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       throw new UnsupportedError(
         adapter.name,
         "job-level priorities",
-        "use separate queues (lanes) instead",
+        "use separate lanes instead",
       );
     }
     if (opts.delayMs !== undefined && opts.runAt !== undefined) {
@@ -440,70 +440,70 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   };
 
   const write = async (task: AnyTask, jobs: NewJob[]): Promise<PutResult[]> => {
-    const queue = await openQueue(task.queue);
+    const store = await openLane(task.lane);
     const max = adapter.capabilities.maxBatch;
     let results: PutResult[];
-    if (jobs.length <= max) results = await queue.put(jobs);
+    if (jobs.length <= max) results = await store.put(jobs);
     else {
       // Chunks go out together: adapters that pipeline (Redis) keep their order, and
       // a round trip per chunk is not paid in sequence.
       const chunks: Promise<PutResult[]>[] = [];
-      for (let i = 0; i < jobs.length; i += max) chunks.push(queue.put(jobs.slice(i, i + max)));
+      for (let i = 0; i < jobs.length; i += max) chunks.push(store.put(jobs.slice(i, i + max)));
       results = (await Promise.all(chunks)).flat();
     }
     if (events.listenerCount("published") > 0)
       for (const r of results)
         events.emit("published", {
-          queue: task.queue,
+          lane: task.lane,
           jobId: r.id,
           task: task.name,
           status: r.status,
         });
-    for (const wake of internals.onLocalPublish) wake(task.queue);
+    for (const wake of internals.onLocalPublish) wake(task.lane);
     return results;
   };
 
-  const handle = (name: string): QueueHandle => {
+  const handle = (name: string): LaneHandle => {
     const config = configs.get(name);
     if (!config)
       throw new ConfigError(
-        "queue",
+        "lane",
         name,
-        `no such queue (configured: ${[...configs.keys()].join(", ")})`,
+        `no such lane (configured: ${[...configs.keys()].join(", ")})`,
       );
     const caps = adapter.capabilities;
-    const need = <K extends keyof Queue>(
-      q: Queue,
+    const need = <K extends keyof LaneStore>(
+      q: LaneStore,
       method: K,
       capable: boolean,
-    ): NonNullable<Queue[K]> => {
+    ): NonNullable<LaneStore[K]> => {
       const fn = q[method];
       if (!capable || typeof fn !== "function")
         throw new UnsupportedError(adapter.name, String(method));
-      return (fn as (...args: unknown[]) => unknown).bind(q) as NonNullable<Queue[K]>;
+      return (fn as (...args: unknown[]) => unknown).bind(q) as NonNullable<LaneStore[K]>;
     };
     return {
       name,
       config,
-      counts: async () => (await openQueue(name)).counts(),
-      probe: async () => (await openQueue(name)).probe(),
-      get: async (id) => need(await openQueue(name), "get", caps.get)(id),
+      counts: async () => (await openLane(name)).counts(),
+      probe: async () => (await openLane(name)).probe(),
+      get: async (id) => need(await openLane(name), "get", caps.get)(id),
       async *list(opts) {
-        const q = await openQueue(name);
+        const q = await openLane(name);
         yield* need(q, "list", caps.list)(opts);
       },
-      cancel: async (ids) => need(await openQueue(name), "cancel", caps.cancel)(ids),
-      retryFailed: async (ids) => need(await openQueue(name), "retryFailed", caps.retryFailed)(ids),
-      delete: async (ids) => need(await openQueue(name), "delete", caps.delete)(ids),
-      pause: async () => need(await openQueue(name), "pause", caps.pause)(),
+      cancel: async (ids) => need(await openLane(name), "cancel", caps.cancel)(ids),
+      retryFailed: async (ids) => need(await openLane(name), "retryFailed", caps.retryFailed)(ids),
+      delete: async (ids) => need(await openLane(name), "delete", caps.delete)(ids),
+      pause: async () => need(await openLane(name), "pause", caps.pause)(),
       resume: async () => {
-        await need(await openQueue(name), "resume", caps.pause)();
+        await need(await openLane(name), "resume", caps.pause)();
         for (const wake of internals.onLocalPublish) wake(name);
       },
-      isPaused: async () => need(await openQueue(name), "isPaused", caps.pause)(),
+      isPaused: async () => need(await openLane(name), "isPaused", caps.pause)(),
       stats: async (day) =>
         need(
-          await openQueue(name),
+          await openLane(name),
           "stats",
           caps.stats,
         )(day ?? new Date(clock.now()).toISOString().slice(0, 10)),
@@ -515,7 +515,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     adapter,
     clock,
     async publish(task, payload, opts = {}) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       const t = knownTask(task);
       let value = validatePayload(t, payload);
       if (value instanceof Promise) value = await value;
@@ -524,7 +524,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       return result as PutResult;
     },
     async publishMany(task, items) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       const t = knownTask(task);
       if (!Array.isArray(items))
         throw new ConfigError("items", items, "must be an array of { payload, ...options }");
@@ -533,28 +533,28 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       return jobs.length === 0 ? [] : write(t, jobs);
     },
     async subscribe(listener) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       if (!adapter.subscribe || !adapter.capabilities.subscribe) {
         throw new UnsupportedError(
           adapter.name,
           "events from other processes (subscribe)",
-          "watch jobs with queue(name).get(id) instead",
+          "watch jobs with lane(name).get(id) instead",
         );
       }
-      // The adapter names queues by their full (namespaced) name; listeners get config names.
+      // The adapter names lanes by their full (namespaced) name; listeners get config names.
       const byFullName = new Map([...configs.keys()].map((name) => [fullName(name), name]));
       return adapter.subscribe((event) => {
-        const queue = byFullName.get(event.queue);
-        if (queue !== undefined) listener({ ...event, queue });
+        const lane = byFullName.get(event.lane);
+        if (lane !== undefined) listener({ ...event, lane });
       });
     },
     worker(workerOptions = {}) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       const w = createWorker(internals, workerOptions);
       workers.add(w);
       return w;
     },
-    queue: handle,
+    lane: handle,
     async close(stopOptions) {
       if (closed) return;
       closed = true;

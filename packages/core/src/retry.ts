@@ -1,5 +1,6 @@
 import { ConfigError } from "./errors.ts";
 import type { RandomSource } from "./selectors/selector.ts";
+import { stripUndefined } from "./strip-undefined.ts";
 
 /** How a task retries failed attempts. */
 export interface RetryOptions {
@@ -51,11 +52,4 @@ export function resolveRetry(options: RetryOptions | undefined, field: string): 
 export function backoffMs(policy: RetryPolicy, attempt: number, random: RandomSource): number {
   const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(exp * (1 - policy.jitter * random()));
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const [k, v] of Object.entries(o))
-    if (v !== undefined) (out as Record<string, unknown>)[k] = v;
-  return out;
 }

@@ -9,7 +9,7 @@ export interface JobContext {
   readonly attempt: number;
   /** Total attempts this task allows. */
   readonly maxAttempts: number;
-  readonly queue: string;
+  readonly lane: string;
   readonly task: string;
   /** Decoded `appData` given at publish (Kale's app_data), or undefined. */
   readonly appData: unknown;
@@ -31,8 +31,8 @@ export interface JobContext {
 export interface TaskOptions<S extends StandardSchemaV1> {
   /** Unique task name; stored with each job so a worker finds the handler. */
   name: string;
-  /** The queue (lane) its jobs go to, by config name. */
-  queue: string;
+  /** The lane its jobs go to, by config name. */
+  lane: string;
   /** A Standard Schema validator (zod, valibot, arktype…) for the payload. */
   schema: S;
   /**
@@ -50,7 +50,7 @@ export interface TaskOptions<S extends StandardSchemaV1> {
 /** A defined task. `Input` is what `publish` takes, `Output` what `run` receives. */
 export interface Task<Input = unknown, Output = unknown> {
   readonly name: string;
-  readonly queue: string;
+  readonly lane: string;
   readonly schema: StandardSchemaV1<Input, Output>;
   readonly timeLimitMs: number | undefined;
   readonly retry: RetryPolicy;
@@ -70,7 +70,7 @@ export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
  * @example
  * const sendEmail = defineTask({
  *   name: "send-email",
- *   queue: "default",
+ *   lane: "default",
  *   schema: z.object({ to: z.string().email() }),
  *   async run({ to }, ctx) { await mailer.send(to, { signal: ctx.signal }) },
  * });
@@ -82,8 +82,8 @@ export function defineTask<S extends StandardSchemaV1>(
   if (typeof options.name !== "string" || options.name.length === 0) {
     throw new ConfigError("task.name", options.name, "must be a non-empty string");
   }
-  if (typeof options.queue !== "string" || options.queue.length === 0) {
-    throw new ConfigError(`${field}.queue`, options.queue, "must be a non-empty string");
+  if (typeof options.lane !== "string" || options.lane.length === 0) {
+    throw new ConfigError(`${field}.lane`, options.lane, "must be a non-empty string");
   }
   if (!options.schema || typeof options.schema["~standard"]?.validate !== "function") {
     throw new ConfigError(
@@ -101,7 +101,7 @@ export function defineTask<S extends StandardSchemaV1>(
   }
   return {
     name: options.name,
-    queue: options.queue,
+    lane: options.lane,
     schema: options.schema as StandardSchemaV1<
       StandardSchemaV1.InferInput<S>,
       StandardSchemaV1.InferOutput<S>

@@ -35,10 +35,10 @@ import {
   type AdapterEvent,
   isLifecycleEvent,
   type JobError,
+  type LaneStore,
   type Lock,
   type LockStatus,
   type NackItem,
-  type Queue,
   type ReservedJob,
   type ReserveResult,
 } from "./adapter.ts";
@@ -47,16 +47,16 @@ import { sleep } from "./clock.ts";
 import { decodeJson } from "./codec.ts";
 import {
   CanceledError,
+  ClosedError,
   ConfigError,
   LockLostError,
-  QueueClosedError,
   ShutdownError,
   TimeoutError,
   UnrecoverableError,
   ValidationError,
 } from "./errors.ts";
 import { Fifo } from "./fifo.ts";
-import type { QueueConfig } from "./queue-config.ts";
+import type { LaneConfig } from "./lane-config.ts";
 import { backoffMs } from "./retry.ts";
 import type { Lane, SelectionContext } from "./selectors/selector.ts";
 import { type AnyTask, type JobContext, validatePayload } from "./task.ts";
@@ -70,15 +70,15 @@ export interface WorkerOptions {
    * keep their leases by heartbeat, start in lane-priority order, are handed back
    * unstarted at shutdown, and still obey Kale's time budget when they start. 0 turns
    * prefetching off. Default: room for one batch in flight while another waits to run,
-   * `max(B, 2 × B − concurrency)` with B the largest `batchSize` among the served queues
+   * `max(B, 2 × B − concurrency)` with B the largest `batchSize` among the served lanes
    * (so just B when batches are no larger than `concurrency`).
    */
   prefetch?: number;
-  /** Serve only these queues (config names). Default: all. */
-  queues?: string[];
+  /** Serve only these lanes (config names). Default: all. */
+  lanes?: string[];
   /** How long a ready count learned from a reserve or probe is trusted, ms. Default 1_000. */
   hintTtlMs?: number;
-  /** Heartbeat period, ms. Default a third of the shortest lease among served queues. */
+  /** Heartbeat period, ms. Default a third of the shortest lease among served lanes. */
   heartbeatMs?: number;
   /** First back-off after an infrastructure error, ms (doubles to 30 s). Default 250. */
   errorBackoffMs?: number;
@@ -90,7 +90,7 @@ export interface StopOptions {
 }
 
 export interface Worker {
-  /** Start the loop. Resolves once the queues are open and the loop runs. */
+  /** Start the loop. Resolves once the lanes are open and the loop runs. */
   start(): Promise<void>;
   /**
    * Stop fetching, hand back jobs that did not start, wait for running ones up to
@@ -101,24 +101,24 @@ export interface Worker {
   readonly running: boolean;
   /** Number of jobs whose lease this worker holds. */
   readonly held: number;
-  /** Counters since start, per queue (config name). */
+  /** Counters since start, per lane (config name). */
   metrics(): WorkerMetrics;
 }
 
 export interface WorkerMetrics {
-  /** Times the selector picked each queue. */
+  /** Times the selector picked each lane. */
   selected: Record<string, number>;
-  /** Reserve calls per queue, and how many of them came back empty. */
+  /** Reserve calls per lane, and how many of them came back empty. */
   reserves: Record<string, number>;
   emptyReserves: Record<string, number>;
-  /** Jobs reserved per queue. */
+  /** Jobs reserved per lane. */
   jobs: Record<string, number>;
 }
 
 interface LaneState {
   lane: Lane;
-  config: QueueConfig;
-  queue: Queue;
+  config: LaneConfig;
+  store: LaneStore;
   hint: number | undefined;
   hintAt: number;
   /** This lane's held jobs by id (for events that name a job). */
@@ -175,15 +175,15 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
     throw new ConfigError("worker.concurrency", concurrency, "must be an integer >= 1");
   }
-  const names = options.queues ?? [...client.configs.keys()];
+  const names = options.lanes ?? [...client.configs.keys()];
   if (!Array.isArray(names) || names.length === 0)
-    throw new ConfigError("worker.queues", names, "must be a non-empty array");
+    throw new ConfigError("worker.lanes", names, "must be a non-empty array");
   for (const [i, n] of names.entries()) {
-    if (!client.configs.has(n)) throw new ConfigError(`worker.queues[${i}]`, n, "no such queue");
+    if (!client.configs.has(n)) throw new ConfigError(`worker.lanes[${i}]`, n, "no such lane");
   }
   const hintTtlMs = options.hintTtlMs ?? 1_000;
   const errorBackoffMs = options.errorBackoffMs ?? 250;
-  const configs = names.map((n) => client.configs.get(n) as QueueConfig);
+  const configs = names.map((n) => client.configs.get(n) as LaneConfig);
   const heartbeatMs =
     options.heartbeatMs ?? Math.max(50, Math.floor(Math.min(...configs.map((c) => c.leaseMs)) / 3));
   const { adapter, clock, events } = client;
@@ -261,7 +261,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     probe: async (lane) => {
       const ls = lanes.find((l) => l.lane === lane);
       if (!ls) return 0;
-      const n = await ls.queue.probe();
+      const n = await ls.store.probe();
       setHint(ls, n);
       return n;
     },
@@ -272,8 +272,8 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   /** The cap a selector put on the turn it is choosing (`limitTurn`), if any. */
   let turnCap: number | undefined;
 
-  const onLocalPublish = (queueName: string) => {
-    const ls = lanes.find((l) => l.config.name === queueName);
+  const onLocalPublish = (laneName: string) => {
+    const ls = lanes.find((l) => l.config.name === laneName);
     if (!ls) return;
     setHint(ls, undefined);
     // End a long poll on another lane so the new job starts now, not after longPollMs. A
@@ -314,7 +314,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   const loseJob = (h: HeldJob, status: "lost" | "canceled" | "put", answered = false) => {
     if (h.settled && !answered) return; // its ack/nack is in flight: that answer decides
     h.settled = true;
-    const ref = { queue: h.lane.config.name, jobId: h.job.id, task: h.job.task };
+    const ref = { lane: h.lane.config.name, jobId: h.job.id, task: h.job.task };
     const reason =
       status === "canceled" ? new CanceledError(h.job.id) : new LockLostError(h.job.id);
     if (!answered) abortJob(h, reason);
@@ -379,7 +379,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       } catch (error) {
         // Infrastructure failure: the outcome is unknown. The lease will expire and the
         // job will be delivered again (at least once), so stop tracking it here.
-        events.emit("error", { error, during, queue: ls.config.name });
+        events.emit("error", { error, during, lane: ls.config.name });
         for (const item of batch) forget(holder(item));
         continue;
       }
@@ -394,17 +394,17 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
   };
 
   const flushLane = async (ls: LaneState, p: Pending): Promise<void> => {
-    const queue = ls.config.name;
+    const lane = ls.config.name;
     const self = (h: HeldJob) => h;
     await Promise.all([
       sendBatched(
         ls,
         p.acks,
         self,
-        (b) => ls.queue.ack(b.map((h) => h.job.lock)),
+        (b) => ls.store.ack(b.map((h) => h.job.lock)),
         (h) =>
           events.emit("succeeded", {
-            queue,
+            lane,
             jobId: h.job.id,
             task: h.job.task,
             attempt: h.job.attempt,
@@ -416,10 +416,10 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         ls,
         p.nacks,
         (n) => n.h,
-        (b) => ls.queue.nack(b.map((n) => n.item)),
+        (b) => ls.store.nack(b.map((n) => n.item)),
         ({ h, item }) => {
           const ref = {
-            queue,
+            lane,
             jobId: h.job.id,
             task: h.job.task,
             attempt: h.job.attempt,
@@ -434,7 +434,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         ls,
         p.releases,
         self,
-        (b) => ls.queue.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
+        (b) => ls.store.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
         () => {},
         "release",
       ),
@@ -487,7 +487,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     get maxAttempts() {
       return this.#h.task?.retry.maxAttempts ?? 1;
     }
-    get queue() {
+    get lane() {
       return this.#h.lane.config.name;
     }
     get task() {
@@ -506,7 +506,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
       const h = this.#h;
       if (h.settled) return false;
       const now = clock.now();
-      const [s] = await h.lane.queue.extend([h.job.lock], h.lane.config.leaseMs);
+      const [s] = await h.lane.store.extend([h.job.lock], h.lane.config.leaseMs);
       if (s === "ok") {
         h.job.lock.expiresAt = now + h.lane.config.leaseMs;
         return true;
@@ -517,7 +517,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     progress(value: unknown): void {
       const h = this.#h;
       events.emit("progress", {
-        queue: h.lane.config.name,
+        lane: h.lane.config.name,
         jobId: h.job.id,
         task: h.job.task,
         value,
@@ -579,7 +579,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     // Most services do not listen to `started`; skip building its payload then.
     if (events.listenerCount("started") > 0) {
       events.emit("started", {
-        queue: h.lane.config.name,
+        lane: h.lane.config.name,
         jobId: job.id,
         task: job.task,
         attempt: job.attempt,
@@ -686,7 +686,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     try {
       await execute(h);
     } catch (error) {
-      events.emit("error", { error, during: "execute", queue: h.lane.config.name });
+      events.emit("error", { error, during: "execute", lane: h.lane.config.name });
     } finally {
       active--;
       slotFree();
@@ -707,7 +707,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         for (const batch of chunks(hs)) {
           const now = clock.now();
           try {
-            const statuses = await ls.queue.extend(
+            const statuses = await ls.store.extend(
               batch.map((h) => h.job.lock),
               ls.config.leaseMs,
             );
@@ -717,7 +717,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
               else loseJob(h, s);
             });
           } catch (error) {
-            events.emit("error", { error, during: "heartbeat", queue: ls.config.name });
+            events.emit("error", { error, during: "heartbeat", lane: ls.config.name });
           }
         }
       }),
@@ -736,7 +736,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     // Only these two stop a handler; lifecycle events (another worker's "started", ...)
     // only report.
     if (isLifecycleEvent(event)) return;
-    const ls = laneByFullName.get(event.queue);
+    const ls = laneByFullName.get(event.lane);
     if (!ls) return;
     const h = ls.held.get(event.jobId);
     if (h) loseJob(h, event.type);
@@ -776,7 +776,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     cap = Number.POSITIVE_INFINITY,
   ): Promise<ReserveResult> & { limit: number } => {
     const limit = Math.min(capacity - heldNow, ls.config.batchSize, caps.maxBatch, cap);
-    const promise = ls.queue.reserve({
+    const promise = ls.store.reserve({
       limit,
       leaseMs: ls.config.leaseMs,
       waitMs,
@@ -812,7 +812,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
             waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs);
             if (!drainedEmitted && held.size === 0) {
               drainedEmitted = true;
-              events.emit("drained", { queues: lanes.map((l) => l.config.name) });
+              events.emit("drained", { lanes: lanes.map((l) => l.config.name) });
             }
           }
           pollController = new AbortController();
@@ -889,7 +889,7 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
         backoff = errorBackoffMs;
       } catch (error) {
         if (stopping) break;
-        if (error instanceof QueueClosedError) {
+        if (error instanceof ClosedError) {
           events.emit("error", { error, during: "reserve" });
           break;
         }
@@ -916,18 +916,18 @@ export function createWorker(client: ClientInternals, options: WorkerOptions): W
     metrics: () => structuredClone(metrics),
     async start() {
       if (running) return;
-      if (stopPromise) throw new QueueClosedError("worker");
-      const queues = await Promise.all(configs.map((c) => client.openQueue(c.name)));
+      if (stopPromise) throw new ClosedError("worker");
+      const stores = await Promise.all(configs.map((c) => client.openLane(c.name)));
       lanes = configs.map((config, i) => ({
         lane: { name: config.name, priority: config.priority },
         config,
-        queue: queues[i] as Queue,
+        store: stores[i] as LaneStore,
         hint: undefined,
         hintAt: 0,
         held: new Map(),
         waiting: waiting.get(config.priority) as Fifo<HeldJob>,
       }));
-      for (const ls of lanes) laneByFullName.set(ls.queue.name, ls);
+      for (const ls of lanes) laneByFullName.set(ls.store.name, ls);
       if (adapter.subscribe && caps.subscribe)
         unsubscribe = await adapter.subscribe(onAdapterEvent, { lifecycle: false });
       client.onLocalPublish.add(onLocalPublish);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RetentionPolicy } from "./adapter.ts";
 import { ConfigError } from "./errors.ts";
+import { stripUndefined } from "./strip-undefined.ts";
 
 const retentionLimit = z
   .object({
@@ -12,11 +13,11 @@ const retentionLimit = z
 /**
  * One lane's configuration. Every field but `name` has a default (Kale's, where Kale has
  * one). Unknown keys are refused so a typo (or a Kale snake_case key) is an error, not a
- * silently ignored setting: use {@link fromKaleConfig} for Kale's YAML.
+ * silently ignored setting: use `fromKaleConfig` from `@tasklane/core/kale` for Kale's YAML.
  */
-export const queueConfigSchema = z
+export const laneConfigSchema = z
   .object({
-    /** Queue name; `namespace` (client option) is prefixed to it. */
+    /** Lane name; `namespace` (client option) is prefixed to it. */
     name: z
       .string()
       .min(1)
@@ -53,8 +54,8 @@ export const queueConfigSchema = z
   })
   .strict();
 
-export type QueueConfigInput = z.input<typeof queueConfigSchema>;
-export type QueueConfig = z.output<typeof queueConfigSchema> & { retention: RetentionPolicy };
+export type LaneConfigInput = z.input<typeof laneConfigSchema>;
+export type LaneConfig = z.output<typeof laneConfigSchema> & { retention: RetentionPolicy };
 
 export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   succeeded: { maxAgeMs: 86_400_000, maxCount: 1_000 },
@@ -62,7 +63,7 @@ export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   canceled: { maxAgeMs: 86_400_000, maxCount: 1_000 },
 };
 
-/** Turn the first zod issue into a ConfigError naming the field (e.g. `queues[1].leaseMs`). */
+/** Turn the first zod issue into a ConfigError naming the field (e.g. `lanes[1].leaseMs`). */
 export function configErrorFrom(prefix: string, error: z.ZodError, input: unknown): ConfigError {
   const issue = error.issues[0];
   const path = issue?.path ?? [];
@@ -78,16 +79,16 @@ export function configErrorFrom(prefix: string, error: z.ZodError, input: unknow
   if (issue?.code === "unrecognized_keys") {
     const keys = issue.keys.join(", ");
     const hint = issue.keys.some((k) => k.includes("_"))
-      ? " (Kale's snake_case keys go through fromKaleConfig())"
+      ? " (Kale's snake_case keys go through fromKaleConfig() from @tasklane/core/kale)"
       : "";
     return new ConfigError(field, keys, `unknown option${hint}`);
   }
   return new ConfigError(field, value, issue?.message ?? "invalid");
 }
 
-/** Validate and fill defaults for one queue config. */
-export function parseQueueConfig(input: unknown, field: string): QueueConfig {
-  const result = queueConfigSchema.safeParse(input);
+/** Validate and fill defaults for one lane config. */
+export function parseLaneConfig(input: unknown, field: string): LaneConfig {
+  const result = laneConfigSchema.safeParse(input);
   if (!result.success) throw configErrorFrom(field, result.error, input);
   const retention: RetentionPolicy = { ...DEFAULT_RETENTION };
   const given = result.data.retention ?? {};
@@ -96,65 +97,4 @@ export function parseQueueConfig(input: unknown, field: string): QueueConfig {
     if (limit) retention[kind] = stripUndefined(limit);
   }
   return { ...result.data, retention };
-}
-
-/** One queue entry of Kale's queue YAML. */
-export interface KaleQueueConfig {
-  name?: string;
-  priority?: number;
-  batch_size?: number;
-  visibility_timeout_sec?: number;
-  long_poll_time_sec?: number;
-  num_iterations?: number;
-}
-
-/**
- * Convert Kale's queue config (the parsed YAML: a map of entries, or a list) into
- * tasklane queue configs. Seconds become ms; unknown Kale keys are refused.
- *
- * @example
- * fromKaleConfig({ high_priority: { name: "high_priority", priority: 100, batch_size: 10,
- *   visibility_timeout_sec: 60, long_poll_time_sec: 1, num_iterations: 10 } })
- * // → [{ name: "high_priority", priority: 100, batchSize: 10, leaseMs: 60_000,
- * //      longPollMs: 1_000, numIterations: 10 }]
- */
-export function fromKaleConfig(
-  config: Record<string, KaleQueueConfig> | ReadonlyArray<KaleQueueConfig>,
-): QueueConfigInput[] {
-  const entries: Array<[string, KaleQueueConfig]> = Array.isArray(config)
-    ? config.map((c, i) => [String(i), c])
-    : Object.entries(config);
-  const known = new Set([
-    "name",
-    "priority",
-    "batch_size",
-    "visibility_timeout_sec",
-    "long_poll_time_sec",
-    "num_iterations",
-  ]);
-  return entries.map(([key, c]) => {
-    for (const k of Object.keys(c)) {
-      if (!known.has(k))
-        throw new ConfigError(
-          `kale.${key}.${k}`,
-          c[k as keyof KaleQueueConfig],
-          "unknown Kale queue key",
-        );
-    }
-    const out: QueueConfigInput = { name: c.name ?? key };
-    if (c.priority !== undefined) out.priority = c.priority;
-    if (c.batch_size !== undefined) out.batchSize = c.batch_size;
-    if (c.visibility_timeout_sec !== undefined)
-      out.leaseMs = Math.round(c.visibility_timeout_sec * 1000);
-    if (c.long_poll_time_sec !== undefined)
-      out.longPollMs = Math.round(c.long_poll_time_sec * 1000);
-    if (c.num_iterations !== undefined) out.numIterations = c.num_iterations;
-    return out;
-  });
-}
-
-function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]: Exclude<T[K], undefined>;
-  };
 }
