@@ -7,24 +7,23 @@
  * with concurrency 50 and the default ReducedLottery selector. A live progress line runs
  * while it works; at the end, a table per lane.
  */
+import { setTimeout } from "node:timers/promises";
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import {
   createSeededRandom,
   createTasklane,
   defineTask,
-  fromKaleConfig,
   percentile,
-  sleep,
-  systemClock,
   UnrecoverableError,
 } from "@tasklane/core";
+import { fromKaleConfig } from "@tasklane/core/kale";
 import { z } from "zod";
 
 const random = createSeededRandom(2026);
 const JOBS = 3_000;
 
 // Kale's example queue YAML, as parsed: tasklane takes it through fromKaleConfig().
-const queues = fromKaleConfig({
+const lanes = fromKaleConfig({
   high_priority: {
     priority: 100,
     batch_size: 10,
@@ -58,7 +57,7 @@ const run = async (
   { workMs, kind }: z.infer<typeof payload>,
   ctx: { attempt: number; signal: AbortSignal },
 ) => {
-  await sleep(systemClock, workMs, ctx.signal);
+  await setTimeout(workMs, undefined, { signal: ctx.signal });
   if (kind === "flaky" && ctx.attempt === 1) throw new Error("temporary glitch");
   if (kind === "broken") throw new Error("this job always fails");
   if (kind === "fatal") throw new UnrecoverableError("bad input, retrying will not help");
@@ -68,7 +67,7 @@ const retry = { maxAttempts: 3, baseMs: 100, maxMs: 1_000 };
 const tasks = {
   high: defineTask({
     name: "notify",
-    queue: "high_priority",
+    lane: "high_priority",
     schema: payload,
     timeLimitMs: 5_000,
     retry,
@@ -76,7 +75,7 @@ const tasks = {
   }),
   default: defineTask({
     name: "render",
-    queue: "default",
+    lane: "default",
     schema: payload,
     timeLimitMs: 5_000,
     retry,
@@ -84,7 +83,7 @@ const tasks = {
   }),
   low: defineTask({
     name: "report",
-    queue: "low_priority",
+    lane: "low_priority",
     schema: payload,
     timeLimitMs: 5_000,
     retry,
@@ -94,28 +93,28 @@ const tasks = {
 
 const tl = createTasklane({
   adapter: createMemoryAdapter(),
-  queues,
+  lanes,
   tasks: Object.values(tasks),
   random,
 });
 
 const counts = { published: 0, succeeded: 0, retried: 0, dead: 0 };
 const perLane: Record<string, { succeeded: number; retried: number; dead: number }> = {};
-const lane = (q: string) => {
-  perLane[q] ??= { succeeded: 0, retried: 0, dead: 0 };
-  return perLane[q];
+const lane = (name: string) => {
+  perLane[name] ??= { succeeded: 0, retried: 0, dead: 0 };
+  return perLane[name];
 };
 tl.events.on("succeeded", (e) => {
   counts.succeeded++;
-  lane(e.queue).succeeded++;
+  lane(e.lane).succeeded++;
 });
 tl.events.on("retrying", (e) => {
   counts.retried++;
-  lane(e.queue).retried++;
+  lane(e.lane).retried++;
 });
 tl.events.on("failed", (e) => {
   counts.dead++;
-  lane(e.queue).dead++;
+  lane(e.lane).dead++;
 });
 
 function makeJob() {
@@ -153,13 +152,13 @@ for (let wave = 0; wave < 10; wave++) {
     );
     counts.published += n;
   }
-  await sleep(systemClock, 250);
+  await setTimeout(250);
 }
 
 // Everything published: wait until every job has either succeeded or gone dead.
 const deadline = performance.now() + 25_000;
 while (counts.succeeded + counts.dead < counts.published && performance.now() < deadline) {
-  await sleep(systemClock, 50);
+  await setTimeout(50);
 }
 clearInterval(progress);
 if (interactive) process.stdout.write("\n");
@@ -170,11 +169,11 @@ await worker.stop();
 const fmt = (ms: number) =>
   Number.isNaN(ms) ? "-" : ms < 1_000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`;
 const rows = [];
-for (const q of queues) {
-  const stats = await tl.queue(q.name).stats();
-  const c = lane(q.name);
+for (const config of lanes) {
+  const stats = await tl.lane(config.name).stats();
+  const c = lane(config.name);
   rows.push({
-    lane: `${q.name} (${q.priority})`,
+    lane: `${config.name} (${config.priority})`,
     succeeded: c.succeeded,
     retried: c.retried,
     dead: c.dead,
@@ -182,7 +181,7 @@ for (const q of queues) {
     "wait p99": stats ? fmt(percentile(stats.wait, 0.99)) : "-",
     "run p50": stats ? fmt(percentile(stats.run, 0.5)) : "-",
     "run p99": stats ? fmt(percentile(stats.run, 0.99)) : "-",
-    selected: metrics.selected[q.name] ?? 0,
+    selected: metrics.selected[config.name] ?? 0,
   });
 }
 console.log(

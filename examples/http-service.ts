@@ -7,29 +7,30 @@
  *
  * On SIGTERM (or SIGINT) the service stops taking requests, the worker stops fetching,
  * running jobs get up to 20 s to finish, and whatever is still running is handed back to
- * the queue for another instance. Nothing is lost.
+ * the lane for another instance. Nothing is lost.
  */
 import { createServer } from "node:http";
-import { createTasklane, defineTask, sleep, ValidationError } from "@tasklane/core";
+import { setTimeout } from "node:timers/promises";
+import { createTasklane, defineTask, ValidationError } from "@tasklane/core";
 import { z } from "zod";
 import { adapterFromEnv } from "./adapter-from-env.ts";
 
 const makeThumbnail = defineTask({
   name: "make-thumbnail",
-  queue: "default",
+  lane: "default",
   schema: z.object({ imageId: z.string().min(1) }),
   timeLimitMs: 30_000,
   async run({ imageId }, ctx) {
     // Pass ctx.signal to anything that can be canceled: it aborts on time limit, lease
     // loss, cancel and shutdown.
-    await sleep(tl.clock, 200, ctx.signal);
+    await setTimeout(200, undefined, { signal: ctx.signal });
     console.log(`thumbnail ${imageId} done (attempt ${ctx.attempt})`);
   },
 });
 
 const tl = createTasklane({
   adapter: await adapterFromEnv(),
-  queues: [{ name: "default", leaseMs: 60_000 }],
+  lanes: [{ name: "default", leaseMs: 60_000 }],
   tasks: [makeThumbnail],
 });
 const worker = tl.worker({ concurrency: 20 });
@@ -37,7 +38,7 @@ await worker.start();
 // Failures of any instance's jobs, not only this one's (memory and Redis; SQS cannot).
 if (tl.adapter.capabilities.lifecycleEvents) {
   await tl.subscribe((e) => {
-    if (e.type === "failed") console.warn(`job ${e.jobId} on ${e.queue} went to dead letters`);
+    if (e.type === "failed") console.warn(`job ${e.jobId} on ${e.lane} went to dead letters`);
   });
 }
 

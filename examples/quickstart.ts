@@ -5,7 +5,7 @@ import { z } from "zod";
 
 const sendEmail = defineTask({
   name: "send-email",
-  queue: "default",
+  lane: "default",
   schema: z.object({ to: z.email(), subject: z.string() }),
   retry: { maxAttempts: 5, baseMs: 1_000 },
   async run({ to, subject }, ctx) {
@@ -15,7 +15,7 @@ const sendEmail = defineTask({
 
 const tl = createTasklane({
   adapter: createMemoryAdapter(),
-  queues: [
+  lanes: [
     { name: "high", priority: 100 },
     { name: "default", priority: 40 },
   ],

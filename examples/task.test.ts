@@ -12,7 +12,7 @@ it("charges a card, retrying a declined attempt an hour later", async () => {
   const attempts: number[] = [];
   const charge = defineTask({
     name: "charge-card",
-    queue: "billing",
+    lane: "billing",
     schema: z.object({ customerId: z.string(), cents: z.number().int().positive() }),
     retry: { maxAttempts: 3, baseMs: 3_600_000, jitter: 0 },
     async run(_payload, ctx) {
@@ -23,7 +23,7 @@ it("charges a card, retrying a declined attempt an hour later", async () => {
   const tl = createTasklane({
     adapter: createMemoryAdapter({ clock }),
     clock,
-    queues: [{ name: "billing" }],
+    lanes: [{ name: "billing" }],
     tasks: [charge],
   });
   const succeeded: string[] = [];
@@ -38,6 +38,6 @@ it("charges a card, retrying a declined attempt an hour later", async () => {
   await clock.advance(60 * 60_000); // an hour passes, instantly
   expect(attempts).toEqual([1, 2]);
   expect(succeeded).toEqual([id]);
-  expect((await tl.queue("billing").get(id))?.state).toBe("succeeded");
+  expect((await tl.lane("billing").get(id))?.state).toBe("succeeded");
   await tl.close();
 });

@@ -7,6 +7,13 @@ import { dirname, join } from "node:path";
 export const BENCH_DIR = join(import.meta.dirname, "..");
 /** The repository root (bench's parent). */
 export const REPO_DIR = dirname(BENCH_DIR);
+/**
+ * Where runs write by default: bench/out/, git-ignored, so trying something never touches
+ * the committed results.
+ */
+export const OUT_DIR = join(BENCH_DIR, "out");
+/** The committed reference results, written only by an explicit `--save`. */
+export const REFERENCE_DIR = join(BENCH_DIR, "results");
 
 /** Installed version of a package, looked up in bench/node_modules then the root's. */
 export function packageVersion(name: string): string {

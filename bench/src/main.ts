@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- --quick] [-- --only <system|backend|scenario>[,...]] [-- --repeats N]`
+ * `npm run bench [-- --quick] [-- --only <system|backend|scenario>[,...]] [-- --repeats N] [-- --save]`
  *
  * The orchestrator plans the cases, starts its own redis-server and fauxqs, runs every
  * case in a fresh child process (this same file with `--child`), and writes
- * results/results.jsonl and results/latest.md.
+ * out/results.jsonl and out/latest.md (git-ignored); with --save, a full run of every
+ * case, results/ and the tables in README.md, the committed reference.
  */
 import { parseArgs } from "node:util";
 import { runCase } from "./child.ts";
@@ -18,10 +19,18 @@ const HELP = `Usage: npm run bench -- [options]
   --repeats <n>        runs per case (default: 3 full, 1 quick)
   --jobs <n>           jobs per memory/Redis case (default: 20000 full, 5000 quick)
   --sqs-jobs <n>       jobs per SQS case (default: 5000 full, 1000 quick)
-  --cpu-prof <dir>      write a V8 CPU profile of every case's child process into <dir>
+  --cpu-prof <dir>     write a V8 CPU profile of every case's child process into <dir>
                        (open in Chrome DevTools; the timings of that run are not comparable)
+  --save               refresh the committed reference: write bench/results/latest.md,
+                       append to bench/results/results.jsonl and update the tables in
+                       bench/README.md. Only a full run of every case: refused with --quick,
+                       --only, --repeats, --jobs, --sqs-jobs or --cpu-prof
   --list               print the systems and scenarios, run nothing
   --help               this text
+
+Without --save a run writes bench/out/latest.md and appends to bench/out/results.jsonl
+(git-ignored). Only a full run of every case judges the targets; a quick or partial run
+shows its figures as "not judged".
 `;
 
 const { values } = parseArgs({
@@ -33,6 +42,7 @@ const { values } = parseArgs({
     "sqs-jobs": { type: "string" },
     "cpu-prof": { type: "string" },
     list: { type: "boolean", default: false },
+    save: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
     child: { type: "string" },
   },
@@ -65,6 +75,7 @@ if (values.child !== undefined) {
     sqsJobs: positiveInt("sqs-jobs", values["sqs-jobs"]),
     list: values.list,
     cpuProfDir: values["cpu-prof"],
+    save: values.save,
     argv: process.argv.slice(2),
   });
   process.exitCode = code;

@@ -6,8 +6,15 @@
 import { fork } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { join } from "node:path";
-import { BENCH_DIR, machineInfo, packageVersion } from "./machine.ts";
+import { join, relative } from "node:path";
+import {
+  BENCH_DIR,
+  machineInfo,
+  OUT_DIR,
+  packageVersion,
+  REFERENCE_DIR,
+  REPO_DIR,
+} from "./machine.ts";
 import { FULL, QUICK, SCENARIOS } from "./profiles.ts";
 import { renderLatest, renderTables, renderTargets, summarise } from "./report.ts";
 import { type FauxqsServer, startFauxqsServer } from "./servers/fauxqs.ts";
@@ -24,10 +31,11 @@ export interface OrchestrateOptions {
   list: boolean;
   /** Run every child with --cpu-prof into this directory. */
   cpuProfDir: string | undefined;
+  /** Write the committed reference (results/, the README's tables) instead of out/. */
+  save: boolean;
   argv: string[];
 }
 
-const RESULTS_DIR = join(BENCH_DIR, "results");
 const README = join(BENCH_DIR, "README.md");
 const README_START = "<!-- latest-results:start -->";
 const README_END = "<!-- latest-results:end -->";
@@ -58,6 +66,29 @@ export function select(only: string[]): Selection {
     scenarios:
       scenarioTokens.size === 0 ? SCENARIOS : SCENARIOS.filter((s) => scenarioTokens.has(s)),
   };
+}
+
+/**
+ * Why a run is not a full run of every case, or undefined when it is. Only a full run
+ * is judged against the targets and may be saved as the reference: the targets are set
+ * for its sizes, and the reference tables stand for every case.
+ */
+export function partialRun(
+  options: Pick<
+    OrchestrateOptions,
+    "quick" | "only" | "repeats" | "jobs" | "sqsJobs" | "cpuProfDir"
+  >,
+): string | undefined {
+  if (options.quick) return "quick run";
+  if (options.only.length > 0) return `partial run: --only ${options.only.join(",")}`;
+  const overrides = [
+    options.repeats === undefined ? "" : "--repeats",
+    options.jobs === undefined ? "" : "--jobs",
+    options.sqsJobs === undefined ? "" : "--sqs-jobs",
+  ].filter((flag) => flag !== "");
+  if (overrides.length > 0) return `sizes overridden: ${overrides.join(", ")}`;
+  if (options.cpuProfDir !== undefined) return "CPU-profiled run";
+  return undefined;
 }
 
 export function applies(system: SystemEntry, scenario: ScenarioName): boolean {
@@ -102,11 +133,22 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
     process.stdout.write(`\nscenarios: ${SCENARIOS.join(", ")}\n`);
     return 0;
   }
+  const partial = partialRun(options);
+  if (options.save && partial !== undefined) {
+    process.stderr.write(
+      `--save refused: this is a ${partial}. The reference in bench/results/ is a full run of ` +
+        "every case (`npm run bench -- --save`, no other options); without --save this run " +
+        "writes to bench/out/.\n",
+    );
+    return 2;
+  }
+  const outDir = options.save ? REFERENCE_DIR : OUT_DIR;
+  const shown = (file: string) => relative(REPO_DIR, join(outDir, file));
 
   const startedAt = Date.now();
   const runId = new Date(startedAt).toISOString().replace(/[-:]/g, "").replace(/\..*/, "Z");
   const machine = machineInfo();
-  mkdirSync(RESULTS_DIR, { recursive: true });
+  mkdirSync(outDir, { recursive: true });
 
   let redis: RedisServer | undefined;
   let fauxqs: FauxqsServer | undefined;
@@ -126,8 +168,11 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
     if (systems.some((system) => system.backend === "sqs")) fauxqs = await startFauxqsServer();
     const runVersions = versions(redis, systems);
     const command = `npm run bench${options.argv.length > 0 ? ` -- ${options.argv.join(" ")}` : ""}`;
+    // What reproduces the figures: the same run, saved or not.
+    const rerun = options.argv.filter((arg) => arg !== "--save");
+    const reproduce = `npm run bench${rerun.length > 0 ? ` -- ${rerun.join(" ")}` : ""}`;
     appendFileSync(
-      join(RESULTS_DIR, "results.jsonl"),
+      join(outDir, "results.jsonl"),
       `${JSON.stringify({ type: "run", runId, at: new Date(startedAt).toISOString(), command, machine, versions: runVersions, profile })}\n`,
     );
 
@@ -170,7 +215,7 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
       // The 1-minute load average after the case: a busy machine explains an outlier.
       const load1m = Math.round((loadavg()[0] ?? 0) * 100) / 100;
       appendFileSync(
-        join(RESULTS_DIR, "results.jsonl"),
+        join(outDir, "results.jsonl"),
         `${JSON.stringify({ type: "case", load1m, ...result })}\n`,
       );
       process.stdout.write(`[${index + 1}/${plan.length}] ${describe(result)}\n`);
@@ -178,17 +223,11 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
 
     const summaries = summarise(results);
     appendFileSync(
-      join(RESULTS_DIR, "results.jsonl"),
+      join(outDir, "results.jsonl"),
       summaries
         .map((summary) => `${JSON.stringify({ type: "summary", runId, ...summary })}\n`)
         .join(""),
     );
-    const filtered =
-      options.only.length > 0 ||
-      options.cpuProfDir !== undefined ||
-      options.repeats !== undefined ||
-      options.jobs !== undefined ||
-      options.sqsJobs !== undefined;
     const context = {
       runId,
       date: new Date(startedAt).toISOString().replace("T", " ").replace(/\..*/, " UTC"),
@@ -196,16 +235,20 @@ export async function orchestrate(options: OrchestrateOptions): Promise<number> 
       loadAtEnd: loadavg().map((value) => Math.round(value * 100) / 100),
       versions: runVersions,
       profile,
-      command,
-      filtered,
+      command: reproduce,
+      notJudged: partial,
       durationSec: (Date.now() - startedAt) / 1000,
     };
     const latest = renderLatest(summaries, context);
-    writeFileSync(join(RESULTS_DIR, "latest.md"), latest);
+    writeFileSync(join(outDir, "latest.md"), latest);
     process.stdout.write(
-      `\n${renderTables(summaries, profile)}\n\n${renderTargets(summaries, profile)}\n\nwrote bench/results/latest.md\n`,
+      `\n${renderTables(summaries, profile)}\n\n${renderTargets(summaries, profile, partial)}\n\n` +
+        `wrote ${shown("latest.md")} and ${shown("results.jsonl")}` +
+        (options.save
+          ? " and the tables in bench/README.md\n"
+          : " (--save refreshes the reference in bench/results/)\n"),
     );
-    if (!filtered && profile.name === "full") updateReadme(latest);
+    if (options.save) updateReadme(latest);
     return results.every((result) => result.ok) ? 0 : 1;
   } finally {
     process.off("SIGINT", onSignal);

@@ -1,6 +1,6 @@
 /**
  * Medians over the repeats of each case, ratios to each backend's baseline, and the
- * Markdown tables of latest.md (and of the README on a full unfiltered run).
+ * Markdown tables of latest.md (and of bench/README.md on a saved reference run).
  */
 import type { MachineInfo } from "./machine.ts";
 import { SCENARIOS } from "./profiles.ts";
@@ -20,6 +20,8 @@ export interface Summary {
   medians: Metrics;
   /** Per metric: (max − min) / median over the successful runs (0 with one run). */
   spreads: Metrics;
+  /** Per metric: how many successful runs reported a finite value. */
+  measuredRuns: Metrics;
 }
 
 export function summarise(results: CaseResult[]): Summary[] {
@@ -38,11 +40,13 @@ export function summarise(results: CaseResult[]): Summary[] {
     const keys = new Set(ok.flatMap((result) => Object.keys(result.metrics)));
     const medians: Metrics = {};
     const spreads: Metrics = {};
+    const measuredRuns: Metrics = {};
     for (const key of keys) {
       const values = ok.map((result) => result.metrics[key] ?? Number.NaN);
       const mid = median(values);
       medians[key] = mid;
       const finite = values.filter((value) => Number.isFinite(value));
+      measuredRuns[key] = finite.length;
       spreads[key] =
         finite.length > 1 && mid !== 0
           ? (Math.max(...finite) - Math.min(...finite)) / Math.abs(mid)
@@ -58,6 +62,7 @@ export function summarise(results: CaseResult[]): Summary[] {
       ...(failure?.error ? { error: failure.error.split("\n")[0] ?? "" } : {}),
       medians,
       spreads,
+      measuredRuns,
     });
   }
   return summaries;
@@ -71,7 +76,8 @@ export interface ReportContext {
   versions: Record<string, string>;
   profile: Profile;
   command: string;
-  filtered: boolean;
+  /** Why the targets are not judged on this run (a quick or partial run); undefined: judged. */
+  notJudged: string | undefined;
   durationSec: number;
 }
 
@@ -320,11 +326,25 @@ export function renderTables(summaries: Summary[], profile: Profile): string {
   return sections.join("\n\n");
 }
 
+/** One case a target reads: a system in a scenario. */
+interface CaseRef {
+  system: string;
+  scenario: ScenarioName;
+}
+
+/** What a target measures: a metric of one case, or its ratio to a baseline's case. */
+interface Measure {
+  /** The target's own case first, then the baseline's for a ratio. */
+  cases: CaseRef[];
+  key: string;
+  /** The value from the medians, or undefined when a case has no finite median. */
+  value: (lookup: Lookup) => number | undefined;
+}
+
 interface Target {
   issue: string;
   what: string;
-  /** The measured value, or undefined when the case did not run. */
-  value: (lookup: Lookup) => number | undefined;
+  measure: Measure;
   format: Format;
   /** Pass when `value <= limit` (lower is better) or `value >= limit`. */
   compare: "<=" | ">=";
@@ -333,18 +353,27 @@ interface Target {
   aim?: number;
 }
 
-function metric(system: string, scenario: ScenarioName, key: string) {
-  return (lookup: Lookup) => {
-    const value = lookup.get(system, scenario)?.medians[key];
-    return value !== undefined && Number.isFinite(value) ? value : undefined;
-  };
+const medianOf = (lookup: Lookup, { system, scenario }: CaseRef, key: string) => {
+  const value = lookup.get(system, scenario)?.medians[key];
+  return value !== undefined && Number.isFinite(value) ? value : undefined;
+};
+
+function metric(system: string, scenario: ScenarioName, key: string): Measure {
+  const own = { system, scenario };
+  return { cases: [own], key, value: (lookup) => medianOf(lookup, own, key) };
 }
 
-function ratioOf(system: string, baseline: string, scenario: ScenarioName, key: string) {
-  return (lookup: Lookup) => {
-    const a = metric(system, scenario, key)(lookup);
-    const b = metric(baseline, scenario, key)(lookup);
-    return a !== undefined && b !== undefined && b !== 0 ? a / b : undefined;
+function ratioOf(system: string, baseline: string, scenario: ScenarioName, key: string): Measure {
+  const own = { system, scenario };
+  const base = { system: baseline, scenario };
+  return {
+    cases: [own, base],
+    key,
+    value: (lookup) => {
+      const a = medianOf(lookup, own, key);
+      const b = medianOf(lookup, base, key);
+      return a !== undefined && b !== undefined && b !== 0 ? a / b : undefined;
+    },
   };
 }
 
@@ -358,7 +387,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#5",
       what: "memory: processing c=100 vs p-queue",
-      value: ratioOf("tasklane-memory", "p-queue", "process-c100", "jobsPerSec"),
+      measure: ratioOf("tasklane-memory", "p-queue", "process-c100", "jobsPerSec"),
       format: times,
       compare: ">=",
       limit: 1 / 3,
@@ -367,7 +396,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: processing c=100 vs BullMQ",
-      value: ratioOf("tasklane-redis", "bullmq", "process-c100", "jobsPerSec"),
+      measure: ratioOf("tasklane-redis", "bullmq", "process-c100", "jobsPerSec"),
       format: times,
       compare: ">=",
       limit: 3,
@@ -375,7 +404,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: processing c=10 vs BullMQ",
-      value: ratioOf("tasklane-redis", "bullmq", "process-c10", "jobsPerSec"),
+      measure: ratioOf("tasklane-redis", "bullmq", "process-c10", "jobsPerSec"),
       format: times,
       compare: ">=",
       limit: 2.5,
@@ -383,7 +412,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: commands per job (publish + process), c=10",
-      value: metric("tasklane-redis", "process-c10", "requestsPerJob"),
+      measure: metric("tasklane-redis", "process-c10", "requestsPerJob"),
       format: decimal,
       compare: "<=",
       limit: 8,
@@ -391,7 +420,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: commands per job (publish + process), c=100",
-      value: metric("tasklane-redis", "process-c100", "requestsPerJob"),
+      measure: metric("tasklane-redis", "process-c100", "requestsPerJob"),
       format: decimal,
       compare: "<=",
       limit: 8,
@@ -399,7 +428,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: round trips per job, c=10",
-      value: metric("tasklane-redis", "process-c10", "roundTripsPerJob"),
+      measure: metric("tasklane-redis", "process-c10", "roundTripsPerJob"),
       format: decimal,
       compare: "<=",
       limit: 0.25,
@@ -407,7 +436,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: round trips per job, c=100",
-      value: metric("tasklane-redis", "process-c100", "roundTripsPerJob"),
+      measure: metric("tasklane-redis", "process-c100", "roundTripsPerJob"),
       format: decimal,
       compare: "<=",
       limit: 0.25,
@@ -415,7 +444,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: publishMany (chunks of 1,000) vs addBulk",
-      value: ratioOf("tasklane-redis", "bullmq", "publish-bulk", "jobsPerSec"),
+      measure: ratioOf("tasklane-redis", "bullmq", "publish-bulk", "jobsPerSec"),
       format: times,
       compare: ">=",
       limit: 10,
@@ -423,7 +452,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: latency p50 at 500 jobs/s",
-      value: metric("tasklane-redis", "latency", "p50Ms"),
+      measure: metric("tasklane-redis", "latency", "p50Ms"),
       format: ms,
       compare: "<=",
       limit: 0.5,
@@ -431,7 +460,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: latency p99 at 500 jobs/s",
-      value: metric("tasklane-redis", "latency", "p99Ms"),
+      measure: metric("tasklane-redis", "latency", "p99Ms"),
       format: ms,
       compare: "<=",
       limit: 1.5,
@@ -439,7 +468,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#3",
       what: "redis: bytes per waiting job",
-      value: metric("tasklane-redis", "process-c100", "backendBytesPerJob"),
+      measure: metric("tasklane-redis", "process-c100", "backendBytesPerJob"),
       format: integer,
       compare: "<=",
       limit: 200,
@@ -448,7 +477,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#4",
       what: "sqs: processing c=100 vs sqs-consumer",
-      value: ratioOf("tasklane-sqs", "sqs-consumer", "process-c100", "jobsPerSec"),
+      measure: ratioOf("tasklane-sqs", "sqs-consumer", "process-c100", "jobsPerSec"),
       format: times,
       compare: ">=",
       limit: 2.5,
@@ -456,7 +485,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#4",
       what: "sqs: requests per job (publish + process), c=100",
-      value: metric("tasklane-sqs", "process-c100", "requestsPerJob"),
+      measure: metric("tasklane-sqs", "process-c100", "requestsPerJob"),
       format: decimal,
       compare: "<=",
       limit: 0.35,
@@ -464,7 +493,7 @@ function targets(profile: Profile): Target[] {
     {
       issue: "#4",
       what: `sqs: idle requests per second (one lane, 1 s long poll; ≤ ${idleBound.toFixed(2)} allows the window's edges)`,
-      value: metric("tasklane-sqs", "idle", "idleRequestsPerSec"),
+      measure: metric("tasklane-sqs", "idle", "idleRequestsPerSec"),
       format: decimal,
       compare: "<=",
       limit: idleBound,
@@ -472,24 +501,64 @@ function targets(profile: Profile): Target[] {
   ];
 }
 
-export function renderTargets(summaries: Summary[], profile: Profile): string {
+/**
+ * How many runs a case had and how many failed or lacked the metric, e.g.
+ * "tasklane-redis: 3 runs, 2 failed"; and whether every one of them measured it.
+ */
+function runsOf(lookup: Lookup, ref: CaseRef, key: string): { text: string; complete: boolean } {
+  const summary = lookup.get(ref.system, ref.scenario);
+  if (summary === undefined) return { text: `${ref.system}: not run`, complete: false };
+  const total = summary.runs + summary.failed;
+  const parts = [`${ref.system}: ${total} run${total === 1 ? "" : "s"}`];
+  if (summary.failed > 0) parts.push(`${summary.failed} failed`);
+  const missing = summary.runs - (summary.measuredRuns[key] ?? 0);
+  if (missing > 0) parts.push(`${missing} without ${key}`);
+  return { text: parts.join(", "), complete: summary.failed === 0 && missing === 0 && total > 0 };
+}
+
+/**
+ * The Targets table. A target is judged only on the medians of complete cases: a failed
+ * repeat (or one without the metric) would leave a median of the runs that happened to
+ * work, so such a target is "not measured", with the counts beside it. Targets are set for
+ * the full profile: on a quick or partial run (`notJudged` says which) the figures are
+ * shown but not judged. A target none of whose cases ran is left out.
+ */
+export function renderTargets(
+  summaries: Summary[],
+  profile: Profile,
+  notJudged: string | undefined = profile.name === "quick" ? "quick run" : undefined,
+): string {
   const lookup = new Lookup(summaries);
   const rows: string[][] = [];
   for (const target of targets(profile)) {
-    const value = target.value(lookup);
-    if (value === undefined) continue;
-    const pass = target.compare === "<=" ? value <= target.limit : value >= target.limit;
+    const { cases, key } = target.measure;
+    if (cases.every((ref) => lookup.get(ref.system, ref.scenario) === undefined)) continue;
+    const runs = cases.map((ref) => runsOf(lookup, ref, key));
+    const value = target.measure.value(lookup);
+    const complete = runs.every((run) => run.complete) && value !== undefined;
+    let verdict: string;
+    if (!complete) verdict = "**not measured**";
+    else if (notJudged !== undefined) verdict = `not judged (${notJudged})`;
+    else {
+      const pass = target.compare === "<=" ? value <= target.limit : value >= target.limit;
+      verdict = pass ? "met" : "**not met**";
+    }
     const limit = `${target.compare} ${target.format(target.limit)}${target.aim === undefined ? "" : ` (aim ${target.format(target.aim)})`}`;
     rows.push([
       target.issue,
       target.what,
       limit,
-      target.format(value),
-      pass ? "met" : "**not met**",
+      runs.map((run) => run.text).join("; "),
+      value === undefined ? NOT_RUN : target.format(value),
+      verdict,
     ]);
   }
   if (rows.length === 0) return "";
-  return `### Targets\n\n${table(["issue", "target", "limit", "measured (median)", ""], rows)}`;
+  const note =
+    notJudged === undefined
+      ? ""
+      : `\n\nThe targets are set for a full run of every case; this one (${notJudged}) is shown, not judged.`;
+  return `### Targets${note}\n\n${table(["issue", "target", "limit", "runs", "measured (median)", "verdict"], rows)}`;
 }
 
 export function renderLatest(summaries: Summary[], context: ReportContext): string {
@@ -503,14 +572,14 @@ export function renderLatest(summaries: Summary[], context: ReportContext): stri
   return [
     "# tasklane benchmarks: latest run",
     "",
-    `- Date: ${context.date} (run ${context.runId}, ${Math.round(context.durationSec)} s, profile ${profile.name}${context.filtered ? ", filtered" : ""})`,
+    `- Date: ${context.date} (run ${context.runId}, ${Math.round(context.durationSec)} s, profile ${profile.name}${context.notJudged !== undefined && profile.name !== "quick" ? `, ${context.notJudged}` : ""})`,
     `- Machine: ${machine.cores} cores, ${machine.cpuModel}, ${machine.memoryGiB} GiB; load average ${machine.loadAverage.join(" ")} at start, ${context.loadAtEnd.join(" ")} at end`,
     `- Node ${machine.node}; commit ${machine.commit}`,
     `- Versions: ${versions}`,
     `- Each case: median of ${profile.repeats} run(s), each in a fresh process, systems alternating; scenarios: ${scenarios}`,
     `- Reproduce: \`${context.command}\``,
     "",
-    renderTargets(summaries, profile),
+    renderTargets(summaries, profile, context.notJudged),
     "",
     renderTables(summaries, profile),
     "",

@@ -73,8 +73,8 @@ describe("oracle", () => {
     { name: "default", priority: 40 },
     { name: "low", priority: 5 },
   ];
-  const peekOf = (queues: Array<[ready: number, oldestWaitMs: number]>) => () =>
-    queues.map(([ready, oldestWaitMs]) => ({ ready, oldestWaitMs, batchSize: 10 }));
+  const peekOf = (depths: Array<[ready: number, oldestWaitMs: number]>) => () =>
+    depths.map(([ready, oldestWaitMs]) => ({ ready, oldestWaitMs, batchSize: 10 }));
 
   it("parses its options and refuses malformed ones", () => {
     expect(parseOracle("oracle")).toEqual({ tauMs: [50], beta: 0.3 });
@@ -127,6 +127,21 @@ describe("oracle", () => {
     c = context();
     const aged = createOracle(bothEligible, Math.random, { tauMs: [50], beta: 0.3 });
     expect((await aged.select(c.ctx)).name).toBe("low");
+  });
+
+  it("reports each lane's own figures; a lane's share is set by its jobs, not the selector", async () => {
+    const base = await run(kale("kale-bursty"), "reduced-lottery");
+    const oracle = await run(kale("kale-bursty"), "oracle");
+    for (const figure of ["share", "p99WaitMs", "served"] as const) {
+      expect(new Set(oracle.lanes.map((lane) => lane[figure])).size).toBe(3);
+    }
+    // Both run the same jobs (every selector keeps up here): each lane's slot-time, and so
+    // its share, comes out the same under either, which is why the share column repeats
+    // from row to row of a workload.
+    oracle.lanes.forEach((lane, i) => {
+      expect(lane.share).toBeCloseTo(base.lanes[i]!.share, 2);
+      expect(lane.p99WaitMs).not.toBe(base.lanes[i]!.p99WaitMs);
+    });
   });
 
   it("bounds the selectors: on kale-bursty it shortens the low lane's longest wait", async () => {

@@ -71,7 +71,7 @@ export interface RunResult {
   /** Fraction of worker slot-time spent running jobs. */
   utilisation: number;
   selections: number;
-  /** Queue depth per lane and busy slots over time, when `timelineMs` was given. */
+  /** Depth of every lane and busy slots over time, when `timelineMs` was given. */
   timeline?: Array<{ atMs: number; queued: number[]; busySlots: number }>;
 }
 

@@ -1,14 +1,15 @@
 /**
  * The selector simulator: `npm run simulate -- [options]` (see --help and README.md in
  * this folder). Prints a table per workload and the goal check, and writes
- * selectors.json and selectors.svg.
+ * selectors.json, selectors.svg and selectors.png to bench/out/ (git-ignored), or with
+ * --save, the reference settings' run to bench/results/.
  */
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { OUT_DIR, REFERENCE_DIR, REPO_DIR } from "../machine.ts";
 import { averageRuns } from "./aggregate.ts";
-import { renderWaitChart } from "./chart.ts";
+import { renderPng, renderWaitChart } from "./chart.ts";
 import { type RunResult, simulate } from "./engine.ts";
 import type { BackendKind, SimulationOptions } from "./model.ts";
 import { checkGoal, formatGoal, formatTable } from "./report.ts";
@@ -16,6 +17,12 @@ import { DEFAULT_VARIANTS, resolveVariant, type SelectorVariant } from "./varian
 import { workloads } from "./workloads.ts";
 
 const BASELINE = "reduced-lottery";
+
+/**
+ * The committed reference in bench/results/: every workload and selector, the mean of
+ * seeds 1..5, every other option at its default. `--save` runs exactly this.
+ */
+const REFERENCE = { seed: "1", seeds: "5" } as const;
 
 const usage = `Usage: npm run simulate -- [options]
   --seed N           first seed of every random stream (default 1)
@@ -26,7 +33,7 @@ const usage = `Usage: npm run simulate -- [options]
   --duration S       simulated seconds per run (default 600)
   --selectors LIST   comma-separated (default ${DEFAULT_VARIANTS.join(",")});
                      "hinted-stride+aging=MS" is hinted-stride with agingMs MS;
-                     "oracle[+tau=MS[/MS...]][+beta=B]" reads the queues: a bound, not a
+                     "oracle[+tau=MS[/MS...]][+beta=B]" reads the lanes: a bound, not a
                      selector (see oracle.ts)
   --backend KIND     "sqs" (a reserve returns no ready count; default) or "exact" (memory, Redis)
   --request-ms MS    round trip of one backend request (default 10)
@@ -35,7 +42,10 @@ const usage = `Usage: npm run simulate -- [options]
                      max(B, 2B - concurrency) for the largest batch size B; 0: none)
   --stay-on-short    model the older worker loop that stays on a lane after a short batch
                      (default: leave on a short batch, as tasklane's worker does)
-  --out DIR          where selectors.json and selectors.svg go (default bench/results)
+  --out DIR          where selectors.json, .svg and .png go (default bench/out, git-ignored)
+  --save             refresh the committed reference in bench/results/: every workload and
+                     selector, seeds 1..5 (--seeds defaults to 5 here), every other option
+                     at its default; refused with any option that changes those, and with --out
   --help`;
 
 function fail(message: string): never {
@@ -61,6 +71,26 @@ const { values } = parseFlags();
 if (values.help) {
   console.log(usage);
   process.exit(0);
+}
+const save = values.save === true;
+if (save) {
+  // The reference stands for one set of settings: a run with any other would replace it
+  // with figures the READMEs do not describe (a 1-seed run, one workload, another backend).
+  const changed = Object.entries(values)
+    .filter(([name, value]) => {
+      if (name === "save" || value === undefined) return false;
+      const reference = REFERENCE[name as keyof typeof REFERENCE];
+      return reference === undefined || Number(value) !== Number(reference);
+    })
+    .map(([name]) => `--${name}`);
+  if (changed.length > 0) {
+    fail(
+      `--save refused with ${changed.join(", ")}: the reference in bench/results/ is ` +
+        "`npm run simulate -- --save` (every workload and selector, seeds 1..5, defaults). " +
+        "Without --save a run writes to bench/out/.",
+    );
+  }
+  values.seeds ??= REFERENCE.seeds;
 }
 
 const backend = (values.backend ?? "sqs") as BackendKind;
@@ -94,8 +124,7 @@ const chosen =
     : all.filter((w) => w.name === values.workload);
 if (chosen.length === 0) fail(`unknown workload "${values.workload}"`);
 
-const here = dirname(fileURLToPath(import.meta.url));
-const outDir = resolve(values.out ?? join(here, "../../results"));
+const outDir = save ? REFERENCE_DIR : resolve(values.out ?? OUT_DIR);
 
 const started = performance.now();
 const results: RunResult[] = [];
@@ -122,15 +151,17 @@ for (const workload of chosen) {
 const elapsedMs = performance.now() - started;
 console.log(
   "\nlongest: the longest wait seen, counting jobs still waiting at the end (* when one of those is the longest)." +
-    "\nshare: of all worker slot-time (the shares add up to util). req/s: backend requests per second, all workers.",
+    "\nshare: of all worker slot-time (the shares add up to util); set by the jobs, so the same for every selector that runs them." +
+    "\nreq/s: backend requests per second, all workers.",
 );
 const goal = specs.includes(BASELINE) ? checkGoal(results, BASELINE) : [];
 if (goal.length > 0) console.log(`\n${formatGoal(goal, BASELINE)}`);
 console.log(`\n${perSeed.length} runs in ${(elapsedMs / 1000).toFixed(1)} s of real time.`);
 
 await mkdir(outDir, { recursive: true });
+const argv = process.argv.slice(2);
 const json = {
-  generatedBy: "npm run simulate",
+  generatedBy: `npm run simulate${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`,
   options,
   seeds,
   selectors: specs,
@@ -146,7 +177,11 @@ const svg = await renderWaitChart(
   `tasklane selector simulation (${seedText}, backend ${options.backend})`,
 );
 await writeFile(join(outDir, "selectors.svg"), svg);
-console.log(`wrote ${join(outDir, "selectors.json")} and ${join(outDir, "selectors.svg")}`);
+await writeFile(join(outDir, "selectors.png"), renderPng(svg));
+const shown = relative(REPO_DIR, join(outDir, "selectors"));
+console.log(
+  `wrote ${shown}.json, .svg and .png${save ? "" : " (--save refreshes the reference in bench/results/)"}`,
+);
 
 /** JSON has no Infinity or NaN: write them as null. Round long fractions. */
 function replacer(_key: string, value: unknown): unknown {
@@ -172,6 +207,7 @@ function parseFlags() {
         prefetch: { type: "string" },
         out: { type: "string" },
         "stay-on-short": { type: "boolean" },
+        save: { type: "boolean" },
         help: { type: "boolean" },
       },
       strict: true,

@@ -27,7 +27,7 @@ export type DurationSpec =
   /** Log-normal with the given mean and coefficient of variation (stddev / mean). */
   | { kind: "lognormal"; meanMs: number; cv: number };
 
-/** One lane: the queue config fields selection depends on, and its traffic. */
+/** One lane: the lane config fields selection depends on, and its traffic. */
 export interface LaneSpec {
   name: string;
   /** Tickets, 1..1000. */
@@ -77,6 +77,6 @@ export interface SimulationOptions {
    * reserves only for free slots.
    */
   prefetch?: number;
-  /** Sample queue depths and busy slots this often into `RunResult.timeline`. Default: no timeline. */
+  /** Sample lane depths and busy slots this often into `RunResult.timeline`. Default: no timeline. */
   timelineMs?: number;
 }

@@ -1,5 +1,5 @@
 /**
- * The oracle: a selector only the simulator can run, because it reads every lane's queue
+ * The oracle: a selector only the simulator can run, because it reads every lane
  * (`Peek`) instead of hints. It bounds what any selector could reach on a workload: if
  * even the oracle cannot meet a goal, a real selector, which pays a request to learn what
  * the oracle reads for free, will not either.
@@ -39,11 +39,11 @@ export function createOracle(peek: Peek, random: RandomSource, options: OracleOp
       let bestScore = Number.NEGATIVE_INFINITY;
       let bestBatch = 1;
       context.lanes.forEach((lane, i) => {
-        const queue = seen[i];
-        if (queue === undefined || queue.ready === 0) return;
-        const batch = queue.batchSize;
-        if (queue.ready < batch && queue.oldestWaitMs < tauOf(i)) return;
-        const score = queue.oldestWaitMs * lane.priority ** options.beta;
+        const peeked = seen[i];
+        if (peeked === undefined || peeked.ready === 0) return;
+        const batch = peeked.batchSize;
+        if (peeked.ready < batch && peeked.oldestWaitMs < tauOf(i)) return;
+        const score = peeked.oldestWaitMs * lane.priority ** options.beta;
         if (score > bestScore) {
           best = lane;
           bestScore = score;

@@ -1,7 +1,7 @@
 /**
  * Sweep the oracle's parameters on kale-steady and kale-bursty (seeds 1..5, backend sqs,
  * the worker's prefetch) and print the configurations closest to issue 5's goal, to see
- * whether any selector could meet it: the oracle reads the queues for free, so what it
+ * whether any selector could meet it: the oracle reads the lanes for free, so what it
  * cannot reach, a real selector cannot either.
  *
  *   node --conditions=source bench/src/simulate/sweep-oracle.ts   # 336 configurations, ~9 min

@@ -37,7 +37,7 @@ export const DEFAULT_VARIANTS: ReadonlyArray<string> = [
  * A built-in selector name, `hinted-stride+aging=MS` for hinted-stride with `agingMs`, or
  * `trickle-stride+trickle=MS` for trickle-stride with `trickleMs` (the clocked selectors
  * read the simulation's virtual clock), or `oracle[+tau=MS[/MS…]][+beta=B]` (see
- * oracle.ts: it reads the simulated queues, so only the simulator can run it). Undefined
+ * oracle.ts: it reads the simulated lanes, so only the simulator can run it). Undefined
  * for anything else.
  */
 export function resolveVariant(spec: string): SelectorVariant | undefined {

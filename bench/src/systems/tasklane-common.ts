@@ -1,5 +1,5 @@
 /**
- * The tasklane side of every tasklane system: one no-op task on one queue, configured as
+ * The tasklane side of every tasklane system: one no-op task on one lane, configured as
  * a service would (batch reserve of 100, 30 s lease, 1 s long poll), everything else at
  * its defaults (retention of 1,000 succeeded jobs, history, stats, zod validation of
  * every payload). Only the adapter differs between tasklane-memory, -redis and -sqs.
@@ -9,7 +9,7 @@ import { createTasklane, defineTask, type Worker } from "@tasklane/core";
 import { z } from "zod";
 import type { BenchJob, JobHooks, SystemUnderTest } from "../types.ts";
 
-export const TASKLANE_QUEUE = {
+export const TASKLANE_LANE = {
   priority: 1,
   batchSize: 100,
   leaseMs: 30_000,
@@ -18,15 +18,15 @@ export const TASKLANE_QUEUE = {
 };
 
 /**
- * `queueName` becomes the tasklane queue name (unique per case). `onTeardown` runs after
+ * `laneName` becomes the tasklane lane name (unique per case). `onTeardown` runs after
  * the client closed (for what the system module created itself, such as a client it
- * injected into the adapter). Resolves once the queue is open (connection made, start-up
+ * injected into the adapter). Resolves once the lane is open (connection made, start-up
  * checks done), as the peers' setups wait for theirs (BullMQ's `waitUntilReady`), so no
  * timed scenario includes connecting.
  */
 export async function tasklaneSystem(
   adapter: Adapter,
-  queueName: string,
+  laneName: string,
   onTeardown?: () => Promise<void>,
 ): Promise<SystemUnderTest> {
   let hooks: JobHooks | undefined;
@@ -34,7 +34,7 @@ export async function tasklaneSystem(
   const indexById = new Map<string, number>();
   const noop = defineTask({
     name: "noop",
-    queue: queueName,
+    lane: laneName,
     schema: z.object({ i: z.number() }),
     run: async (payload, ctx) => {
       indexById.set(ctx.jobId, payload.i);
@@ -43,7 +43,7 @@ export async function tasklaneSystem(
   });
   const tl = createTasklane({
     adapter,
-    queues: [{ name: queueName, ...TASKLANE_QUEUE }],
+    lanes: [{ name: laneName, ...TASKLANE_LANE }],
     tasks: [noop],
   });
   tl.events.on("succeeded", (event) => {
@@ -58,7 +58,7 @@ export async function tasklaneSystem(
     job.priority === undefined
       ? { payload: { i: job.i } }
       : { payload: { i: job.i }, priority: job.priority };
-  await tl.queue(queueName).probe();
+  await tl.lane(laneName).probe();
   return {
     async publish(job) {
       await (job.priority === undefined

@@ -9,7 +9,7 @@ export const IN_LAZY_HEAP = -2;
  * A binary min-heap of job records ordered by a key of up to three numbers, compared
  * lexicographically. The keys live in typed arrays next to the heap slots, so sifting
  * compares contiguous numbers instead of chasing each record (and its boxed doubles)
- * through memory: on deep queues that is most of the cost of a heap.
+ * through memory: on deep lanes that is most of the cost of a heap.
  *
  * Two removal modes. `tracked`: every move writes `record.heapIndex`, so `remove` and
  * `rekey` are O(log n) (the lease heap: acks remove from it all the time). Lazy: sifting

@@ -5,4 +5,4 @@ export {
   type MemoryAdapterOptions,
   memoryCapabilities,
 } from "./memory-adapter.ts";
-export type { MemoryQueue } from "./memory-queue.ts";
+export type { MemoryLane } from "./memory-lane.ts";

@@ -1,4 +1,4 @@
-import type { JobError, JobState, NewJob } from "@tasklane/core";
+import type { JobError, JobState, NewJob } from "@tasklane/core/adapter";
 
 /**
  * A node of an intrusive, circular, doubly linked list. Job records are nodes; so are each
@@ -7,7 +7,7 @@ import type { JobError, JobState, NewJob } from "@tasklane/core";
 export class ListNode {
   prev: ListNode;
   next: ListNode;
-  /** Value of the queue's entry counter when this node entered its list (0 for sentinels). */
+  /** Value of the lane's entry counter when this node entered its list (0 for sentinels). */
   entrySeq = 0;
   /** False for root sentinels and cursors. */
   readonly isJob: boolean;
@@ -27,7 +27,7 @@ export class JobRecord extends ListNode {
   readonly appData: string | undefined;
   readonly priority: number;
   readonly publishedAt: number;
-  /** Put order inside the queue: the last ordering key. */
+  /** Put order inside the lane: the last ordering key. */
   readonly seq: number;
   state: JobState;
   /** When the job is (or became) due: runAt, put time, expiry of a stalled lease, … */

@@ -7,7 +7,7 @@ export const IN_LEASE_LIST = -3;
 /**
  * Active jobs by lease expiry: what expires next, in O(1) for the common case.
  *
- * Nearly every lease is taken or extended with the queue's one `leaseMs` at a time that
+ * Nearly every lease is taken or extended with the lane's one `leaseMs` at a time that
  * only moves forward, so new expiries arrive in order. Those go to the tail of an
  * intrusive linked list (O(1) add, O(1) remove on ack, head = next to expire). The rare
  * expiry earlier than the list's tail (a shorter lease than the one before) goes to a

@@ -1,17 +1,17 @@
+import { systemClock } from "@tasklane/core";
 import {
   type Adapter,
   type AdapterEvent,
   type Capabilities,
   type Clock,
+  ClosedError,
   ConfigError,
   fullCapabilities,
-  QueueClosedError,
-  type QueueOptions,
+  type LaneStoreOptions,
   type SubscribeOptions,
-  systemClock,
-  validateQueueOptions,
-} from "@tasklane/core";
-import { type AdapterShared, type MemoryQueue, MemoryQueueImpl } from "./memory-queue.ts";
+  validateLaneStoreOptions,
+} from "@tasklane/core/adapter";
+import { type AdapterShared, type MemoryLane, MemoryLaneImpl } from "./memory-lane.ts";
 
 export interface MemoryAdapterOptions {
   /**
@@ -22,16 +22,16 @@ export interface MemoryAdapterOptions {
    */
   clock?: Clock;
   /**
-   * Most pending jobs (waiting + delayed + active) one queue holds; a put batch whose new
-   * jobs do not fit is refused whole with `QueueFullError`, writing nothing. Finished jobs
-   * do not count: the queue's retention policy bounds them. Unit: jobs. Default 1_000_000.
+   * Most pending jobs (waiting + delayed + active) one lane holds; a put batch whose new
+   * jobs do not fit is refused whole with `LaneFullError`, writing nothing. Finished jobs
+   * do not count: the lane's retention policy bounds them. Unit: jobs. Default 1_000_000.
    */
   maxJobs?: number;
 }
 
 /** The memory adapter: every optional method is present. */
 export interface MemoryAdapter extends Adapter {
-  queue(name: string, options: QueueOptions): Promise<MemoryQueue>;
+  lane(name: string, options: LaneStoreOptions): Promise<MemoryLane>;
   subscribe(
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
@@ -63,14 +63,14 @@ function notify(listeners: ReadonlySet<(event: AdapterEvent) => void>, event: Ad
 }
 
 /**
- * An in-process adapter: heap-ordered queues in memory, lazy lease reclaim and at most
- * one timer per queue, driven by an injectable clock. The embedded default and the
+ * An in-process adapter: heap-ordered lanes in memory, lazy lease reclaim and at most
+ * one timer per lane, driven by an injectable clock. The embedded default and the
  * adapter for unit tests.
  *
  * @example
  * const clock = createManualClock();
  * const adapter = createMemoryAdapter({ clock });
- * const queue = await adapter.queue("emails", { maxStalls: 1, historyLimit: 20 });
+ * const lane = await adapter.lane("emails", { maxStalls: 1, historyLimit: 20 });
  */
 export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryAdapter {
   const clock = options.clock ?? systemClock;
@@ -91,7 +91,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
   const listeners = new Set<(event: AdapterEvent) => void>();
   /** The listeners that also want lifecycle events (see SubscribeOptions). */
   const lifecycleListeners = new Set<(event: AdapterEvent) => void>();
-  const queues = new Map<string, MemoryQueueImpl>();
+  const lanes = new Map<string, MemoryLaneImpl>();
   const shared: AdapterShared = {
     clock,
     maxJobs,
@@ -101,12 +101,12 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
     emit(event) {
       notify(listeners, event);
     },
-    report(type, queue, jobId) {
+    report(type, lane, jobId) {
       if (lifecycleListeners.size === 0) return;
       // Delivered once the operation that made them is whole (a listener that calls back
       // in sees it done), in the order they happened.
       if (pending.length === 0) queueMicrotask(deliver);
-      pending.push({ type, queue, jobId });
+      pending.push({ type, lane, jobId });
     },
   };
   let pending: AdapterEvent[] = [];
@@ -116,27 +116,27 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
     for (const event of events) notify(lifecycleListeners, event);
   };
   const checkOpen = (): void => {
-    if (shared.closed) throw new QueueClosedError("memory adapter");
+    if (shared.closed) throw new ClosedError("memory adapter");
   };
 
   return {
     name: "memory",
     capabilities: memoryCapabilities,
 
-    async queue(name, queueOptions) {
+    async lane(name, laneOptions) {
       checkOpen();
       if (typeof name !== "string" || name.length === 0) {
         throw new ConfigError("name", name, "must be a non-empty string");
       }
-      validateQueueOptions(queueOptions);
-      let queue = queues.get(name);
-      if (queue === undefined) {
-        queue = new MemoryQueueImpl(name, queueOptions, shared);
-        queues.set(name, queue);
+      validateLaneStoreOptions(laneOptions);
+      let lane = lanes.get(name);
+      if (lane === undefined) {
+        lane = new MemoryLaneImpl(name, laneOptions, shared);
+        lanes.set(name, lane);
       } else {
-        queue.configure(queueOptions);
+        lane.configure(laneOptions);
       }
-      return queue;
+      return lane;
     },
 
     async subscribe(listener, options) {
@@ -156,7 +156,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
       shared.closed = true;
       listeners.clear();
       lifecycleListeners.clear();
-      for (const queue of queues.values()) queue.shutdown();
+      for (const lane of lanes.values()) lane.shutdown();
     },
   };
 }

@@ -1,4 +1,5 @@
-import { createSeededRandom, type NewJob } from "@tasklane/core";
+import { createSeededRandom } from "@tasklane/core";
+import type { NewJob } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { IN_LAZY_HEAP, NOT_IN_HEAP, RecordHeap } from "../src/heap.ts";
 import { JobRecord } from "../src/job-record.ts";

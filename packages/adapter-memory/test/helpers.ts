@@ -1,4 +1,4 @@
-import type { NewJob, QueueOptions } from "@tasklane/core";
+import type { LaneStoreOptions, NewJob } from "@tasklane/core/adapter";
 import { createManualClock, createMemoryAdapter, type MemoryAdapterOptions } from "../src/index.ts";
 
 export const START = Date.UTC(2026, 0, 1);
@@ -15,15 +15,15 @@ export function job(id: string, extra: Partial<NewJob> = {}): NewJob {
   };
 }
 
-/** A manual clock, an adapter on it and one queue. */
+/** A manual clock, an adapter on it and one lane. */
 export async function setup(
-  queueOptions: Partial<QueueOptions> = {},
+  laneOptions: Partial<LaneStoreOptions> = {},
   adapterOptions: Omit<MemoryAdapterOptions, "clock"> = {},
 ) {
   const clock = createManualClock(START);
   const adapter = createMemoryAdapter({ clock, ...adapterOptions });
-  const queue = await adapter.queue("q", { maxStalls: 1, historyLimit: 50, ...queueOptions });
-  return { clock, adapter, queue };
+  const lane = await adapter.lane("q", { maxStalls: 1, historyLimit: 50, ...laneOptions });
+  return { clock, adapter, lane };
 }
 
 /** Reserve without waiting. */

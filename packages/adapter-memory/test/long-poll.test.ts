@@ -1,4 +1,5 @@
-import { flushAsync, type ReserveResult } from "@tasklane/core";
+import { flushAsync } from "@tasklane/core";
+import type { ReserveResult } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { job, START, setup } from "./helpers.ts";
 
@@ -15,21 +16,21 @@ function track(p: Promise<ReserveResult>) {
 
 describe("long-poll reserve", () => {
   it("is woken by a put", async () => {
-    const { queue } = await setup();
-    const waiting = track(queue.reserve(poll));
+    const { lane } = await setup();
+    const waiting = track(lane.reserve(poll));
     await flushAsync();
     expect(waiting.result).toBeUndefined();
-    await queue.put([job("a")]);
+    await lane.put([job("a")]);
     await flushAsync();
     expect(waiting.result?.jobs.map((j) => j.id)).toEqual(["a"]);
   });
 
   it("is woken when a delayed job falls due, with one timer and no polling", async () => {
-    const { clock, queue } = await setup();
-    await queue.put([job("later", { runAt: START + 5000 })]);
-    const waiting = track(queue.reserve(poll));
+    const { clock, lane } = await setup();
+    await lane.put([job("later", { runAt: START + 5000 })]);
+    const waiting = track(lane.reserve(poll));
     await flushAsync();
-    // The waiter's deadline and the queue's wake-up: nothing per job, nothing repeating.
+    // The waiter's deadline and the lane's wake-up: nothing per job, nothing repeating.
     expect(clock.pending()).toBe(2);
     await clock.advance(4999);
     expect(waiting.result).toBeUndefined();
@@ -39,36 +40,36 @@ describe("long-poll reserve", () => {
   });
 
   it("is woken when an expired lease makes a job available again", async () => {
-    const { clock, queue } = await setup({ maxStalls: 2 });
-    await queue.put([job("a")]);
-    await queue.reserve({ ...poll, leaseMs: 1000, waitMs: 0 });
-    const waiting = track(queue.reserve(poll));
+    const { clock, lane } = await setup({ maxStalls: 2 });
+    await lane.put([job("a")]);
+    await lane.reserve({ ...poll, leaseMs: 1000, waitMs: 0 });
+    const waiting = track(lane.reserve(poll));
     await clock.advance(1000);
     expect(waiting.result?.jobs.map((j) => [j.id, j.attempt])).toEqual([["a", 2]]);
   });
 
   it("is woken by resume and by a freed concurrency slot", async () => {
-    const { queue } = await setup({ maxConcurrency: 1 });
-    await queue.put([job("a"), job("b")]);
-    await queue.pause();
-    const first = track(queue.reserve(poll));
+    const { lane } = await setup({ maxConcurrency: 1 });
+    await lane.put([job("a"), job("b")]);
+    await lane.pause();
+    const first = track(lane.reserve(poll));
     await flushAsync();
     expect(first.result).toBeUndefined();
-    await queue.resume();
+    await lane.resume();
     await flushAsync();
     const [a] = first.result?.jobs ?? [];
     expect(a?.id).toBe("a");
-    const second = track(queue.reserve(poll));
+    const second = track(lane.reserve(poll));
     await flushAsync();
     expect(second.result).toBeUndefined();
-    await queue.ack([a!.lock]);
+    await lane.ack([a!.lock]);
     await flushAsync();
     expect(second.result?.jobs.map((j) => j.id)).toEqual(["b"]);
   });
 
   it("returns empty after waitMs", async () => {
-    const { clock, queue } = await setup();
-    const waiting = track(queue.reserve(poll));
+    const { clock, lane } = await setup();
+    const waiting = track(lane.reserve(poll));
     await clock.advance(19_999);
     expect(waiting.result).toBeUndefined();
     await clock.advance(1);
@@ -77,34 +78,34 @@ describe("long-poll reserve", () => {
   });
 
   it("is ended at once by its AbortSignal, and does not wait when already aborted", async () => {
-    const { clock, queue } = await setup();
+    const { clock, lane } = await setup();
     const controller = new AbortController();
-    const waiting = track(queue.reserve({ ...poll, signal: controller.signal }));
+    const waiting = track(lane.reserve({ ...poll, signal: controller.signal }));
     await flushAsync();
     controller.abort();
     await flushAsync();
     expect(waiting.result?.jobs).toEqual([]);
     expect(clock.pending()).toBe(0);
-    const again = await queue.reserve({ ...poll, signal: controller.signal });
+    const again = await lane.reserve({ ...poll, signal: controller.signal });
     expect(again.jobs).toEqual([]);
     // An aborted poll took nothing: a later put is there for the next reserve.
-    await queue.put([job("a")]);
-    expect(await queue.probe()).toBe(1);
+    await lane.put([job("a")]);
+    expect(await lane.probe()).toBe(1);
   });
 
   it("serves several waiters in arrival order", async () => {
-    const { queue } = await setup();
-    const one = track(queue.reserve({ ...poll, limit: 1 }));
-    const two = track(queue.reserve({ ...poll, limit: 1 }));
-    await queue.put([job("a"), job("b")]);
+    const { lane } = await setup();
+    const one = track(lane.reserve({ ...poll, limit: 1 }));
+    const two = track(lane.reserve({ ...poll, limit: 1 }));
+    await lane.put([job("a"), job("b")]);
     await flushAsync();
     expect(one.result?.jobs.map((j) => j.id)).toEqual(["a"]);
     expect(two.result?.jobs.map((j) => j.id)).toEqual(["b"]);
   });
 
   it("pending long polls return with no jobs when the adapter closes", async () => {
-    const { adapter, clock, queue } = await setup();
-    const waiting = track(queue.reserve(poll));
+    const { adapter, clock, lane } = await setup();
+    const waiting = track(lane.reserve(poll));
     await flushAsync();
     await adapter.close();
     await flushAsync();

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { bucketIndex, type JobInfo } from "@tasklane/core";
+import { bucketIndex, type JobInfo } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { job, now, START, setup } from "./helpers.ts";
 
@@ -15,11 +15,11 @@ async function ids(iterable: AsyncIterable<JobInfo>): Promise<string[]> {
 
 describe("get, list, counts, retention, history, stats", () => {
   it("get returns the job's full picture", async () => {
-    const { queue } = await setup();
-    await queue.put([job("a", { appData: '{"k":1}', priority: 3, runAt: START + 10 })]);
-    expect(await queue.get("a")).toEqual({
+    const { lane } = await setup();
+    await lane.put([job("a", { appData: '{"k":1}', priority: 3, runAt: START + 10 })]);
+    expect(await lane.get("a")).toEqual({
       id: "a",
-      queue: "q",
+      lane: "q",
       task: "t",
       payload: '{"id":"a"}',
       appData: '{"k":1}',
@@ -30,46 +30,46 @@ describe("get, list, counts, retention, history, stats", () => {
       runAt: START + 10,
       history: [{ at: START, event: "published" }],
     });
-    expect(await queue.get("nope")).toBeUndefined();
+    expect(await lane.get("nope")).toBeUndefined();
   });
 
   it("lists one state in pages", async () => {
-    const { queue } = await setup();
-    await queue.put(Array.from({ length: 25 }, (_, i) => job(`j${i}`)));
-    await queue.reserve({ ...now, limit: 5 });
-    const waiting = await ids(queue.list({ state: "waiting", pageSize: 7 }));
+    const { lane } = await setup();
+    await lane.put(Array.from({ length: 25 }, (_, i) => job(`j${i}`)));
+    await lane.reserve({ ...now, limit: 5 });
+    const waiting = await ids(lane.list({ state: "waiting", pageSize: 7 }));
     expect(waiting).toEqual(Array.from({ length: 20 }, (_, i) => `j${i + 5}`));
-    expect(await ids(queue.list({ state: "active" }))).toHaveLength(5);
-    expect(await ids(queue.list({ state: "failed" }))).toEqual([]);
+    expect(await ids(lane.list({ state: "active" }))).toHaveLength(5);
+    expect(await ids(lane.list({ state: "failed" }))).toEqual([]);
   });
 
   it("tolerates jobs changing state during iteration: no repeats, no misses of stayers", async () => {
-    const { queue } = await setup();
-    await queue.put(Array.from({ length: 10 }, (_, i) => job(`j${i}`)));
+    const { lane } = await setup();
+    await lane.put(Array.from({ length: 10 }, (_, i) => job(`j${i}`)));
     const seen: string[] = [];
-    for await (const info of queue.list({ state: "waiting", pageSize: 3 })) {
+    for await (const info of lane.list({ state: "waiting", pageSize: 3 })) {
       seen.push(info.id);
       if (info.id === "j1") {
         // Mid-page (j0..j2 already fetched): remove jobs not yet visited, add new ones, and
         // make j3 leave and re-enter the state: it re-entered after the iteration began.
-        await queue.delete(["j4"]);
-        await queue.cancel(["j7"]);
-        await queue.put([job("new1"), job("new2")]);
-        const { jobs } = await queue.reserve({ ...now, limit: 4 });
+        await lane.delete(["j4"]);
+        await lane.cancel(["j7"]);
+        await lane.put([job("new1"), job("new2")]);
+        const { jobs } = await lane.reserve({ ...now, limit: 4 });
         const j3 = jobs.filter((j) => j.id === "j3");
-        await queue.release(j3.map((j) => ({ lock: j.lock, uncounted: true as const })));
+        await lane.release(j3.map((j) => ({ lock: j.lock, uncounted: true as const })));
       }
     }
     expect(seen).toEqual(["j0", "j1", "j2", "j5", "j6", "j8", "j9"]);
   });
 
   it("takes the cursor of an iterator dropped half-way out of the list once it is garbage", async () => {
-    const { queue } = await setup();
-    await queue.put([job("a"), job("b"), job("c")]);
-    const waiting = (queue as unknown as { lists: { waiting: { cursors: number } } }).lists.waiting;
+    const { lane } = await setup();
+    await lane.put([job("a"), job("b"), job("c")]);
+    const waiting = (lane as unknown as { lists: { waiting: { cursors: number } } }).lists.waiting;
     // driven by hand, never ended: its finally block does not run
     await (async () => {
-      const iterator = queue.list({ state: "waiting", pageSize: 1 })[Symbol.asyncIterator]();
+      const iterator = lane.list({ state: "waiting", pageSize: 1 })[Symbol.asyncIterator]();
       expect((await iterator.next()).value?.id).toBe("a");
     })();
     expect(waiting.cursors).toBe(1);
@@ -79,19 +79,19 @@ describe("get, list, counts, retention, history, stats", () => {
     }
     expect(waiting.cursors).toBe(0);
     // an iterator that ends takes its cursor out itself
-    expect(await ids(queue.list({ state: "waiting", pageSize: 1 }))).toEqual(["a", "b", "c"]);
+    expect(await ids(lane.list({ state: "waiting", pageSize: 1 }))).toEqual(["a", "b", "c"]);
     expect(waiting.cursors).toBe(0);
   });
 
   it("ends cleanly when the consumer breaks out early", async () => {
-    const { queue } = await setup();
-    await queue.put([job("a"), job("b"), job("c")]);
-    for await (const info of queue.list({ state: "waiting", pageSize: 1 })) {
+    const { lane } = await setup();
+    await lane.put([job("a"), job("b"), job("c")]);
+    for await (const info of lane.list({ state: "waiting", pageSize: 1 })) {
       expect(info.id).toBe("a");
       break;
     }
-    expect(await ids(queue.list({ state: "waiting" }))).toEqual(["a", "b", "c"]);
-    expect(await queue.counts()).toEqual({
+    expect(await ids(lane.list({ state: "waiting" }))).toEqual(["a", "b", "c"]);
+    expect(await lane.counts()).toEqual({
       waiting: 3,
       delayed: 0,
       active: 0,
@@ -102,64 +102,64 @@ describe("get, list, counts, retention, history, stats", () => {
   });
 
   it("removes finished jobs by count, oldest first", async () => {
-    const { queue } = await setup({ retention: { succeeded: { maxCount: 2 } } });
-    await queue.put([job("a"), job("b"), job("c")]);
-    const { jobs } = await queue.reserve(now);
-    for (const j of jobs) await queue.ack([j.lock]);
-    expect(await ids(queue.list({ state: "succeeded" }))).toEqual(["b", "c"]);
+    const { lane } = await setup({ retention: { succeeded: { maxCount: 2 } } });
+    await lane.put([job("a"), job("b"), job("c")]);
+    const { jobs } = await lane.reserve(now);
+    for (const j of jobs) await lane.ack([j.lock]);
+    expect(await ids(lane.list({ state: "succeeded" }))).toEqual(["b", "c"]);
     // Retention frees the id.
-    expect(await queue.put([job("a")])).toEqual([{ id: "a", status: "created" }]);
+    expect(await lane.put([job("a")])).toEqual([{ id: "a", status: "created" }]);
   });
 
   it("removes finished jobs by age as the clock moves", async () => {
-    const { clock, queue } = await setup({
+    const { clock, lane } = await setup({
       retention: { failed: { maxAgeMs: 60_000 }, canceled: { maxAgeMs: 0 } },
     });
-    await queue.put([job("a"), job("b"), job("c")]);
-    const { jobs } = await queue.reserve({ ...now, limit: 1 });
+    await lane.put([job("a"), job("b"), job("c")]);
+    const { jobs } = await lane.reserve({ ...now, limit: 1 });
     const error = { name: "Error", message: "x", reason: "error" as const };
-    await queue.nack([{ lock: jobs[0]!.lock, dead: true, error }]);
+    await lane.nack([{ lock: jobs[0]!.lock, dead: true, error }]);
     await clock.advance(30_000);
-    const more = await queue.reserve({ ...now, limit: 1 });
-    await queue.nack([{ lock: more.jobs[0]!.lock, dead: true, error }]);
-    await queue.cancel(["c"]);
-    expect(await queue.counts()).toMatchObject({ failed: 2, canceled: 0 });
+    const more = await lane.reserve({ ...now, limit: 1 });
+    await lane.nack([{ lock: more.jobs[0]!.lock, dead: true, error }]);
+    await lane.cancel(["c"]);
+    expect(await lane.counts()).toMatchObject({ failed: 2, canceled: 0 });
     await clock.advance(30_000);
-    expect(await ids(queue.list({ state: "failed" }))).toEqual(["b"]);
+    expect(await ids(lane.list({ state: "failed" }))).toEqual(["b"]);
     await clock.advance(60 * 60_000);
-    expect(await queue.counts()).toMatchObject({ failed: 0 });
-    expect(await queue.get("a")).toBeUndefined();
+    expect(await lane.counts()).toMatchObject({ failed: 0 });
+    expect(await lane.get("a")).toBeUndefined();
   });
 
   it("bounds each job's history to historyLimit, newest kept", async () => {
-    const { clock, queue } = await setup({ historyLimit: 3, maxStalls: 10 });
-    await queue.put([job("a")]);
+    const { clock, lane } = await setup({ historyLimit: 3, maxStalls: 10 });
+    await lane.put([job("a")]);
     for (let i = 0; i < 3; i++) {
-      await queue.reserve({ ...now, leaseMs: 10 });
+      await lane.reserve({ ...now, leaseMs: 10 });
       await clock.advance(10);
     }
-    const history = (await queue.get("a"))?.history ?? [];
+    const history = (await lane.get("a"))?.history ?? [];
     expect(history.map((e) => e.event)).toEqual(["stalled", "reserved", "stalled"]);
     expect(history.at(-1)?.at).toBe(START + 30);
   });
 
   it("keeps daily wait and run stats with the core helpers", async () => {
-    const { clock, queue } = await setup();
-    await queue.put([job("a"), job("b")]);
+    const { clock, lane } = await setup();
+    await lane.put([job("a"), job("b")]);
     await clock.advance(250);
-    const { jobs } = await queue.reserve(now);
+    const { jobs } = await lane.reserve(now);
     await clock.advance(40);
-    await queue.ack(jobs.map((j) => j.lock));
-    const day = await queue.stats("2026-01-01");
+    await lane.ack(jobs.map((j) => j.lock));
+    const day = await lane.stats("2026-01-01");
     expect(day?.wait).toMatchObject({ count: 2, mean: 250 });
     expect(day?.run).toMatchObject({ count: 2, mean: 40 });
     expect(day?.run.histogram).toEqual({ [bucketIndex(40)]: 2 });
-    expect(await queue.stats("2026-01-02")).toBeUndefined();
+    expect(await lane.stats("2026-01-02")).toBeUndefined();
     // A day later, samples land on the new day.
     await clock.advance(86_400_000);
-    await queue.put([job("c")]);
-    await queue.reserve(now);
-    expect((await queue.stats("2026-01-02"))?.wait.count).toBe(1);
-    expect((await queue.stats("2026-01-01"))?.wait.count).toBe(2);
+    await lane.put([job("c")]);
+    await lane.reserve(now);
+    expect((await lane.stats("2026-01-02"))?.wait.count).toBe(1);
+    expect((await lane.stats("2026-01-01"))?.wait.count).toBe(2);
   });
 });

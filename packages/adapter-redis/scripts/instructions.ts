@@ -3,7 +3,7 @@
  * depend on how busy the machine is, for comparing changes to the scripts (not a test and
  * not a benchmark). Each case starts its own redis-server under valgrind on a free port,
  * makes its calls uncounted until the one it measures, and counts only those calls
- * (`callgrind_control --instr=on/off`). Queues have core's default settings (maxStalls 1,
+ * (`callgrind_control --instr=on/off`). Lanes have core's default settings (maxStalls 1,
  * history 10, retention of 1,000 succeeded / failed / canceled for a day). Needs valgrind
  * (Debian's package `valgrind`).
  *
@@ -17,16 +17,17 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_RETENTION, type Queue } from "@tasklane/core";
+import { DEFAULT_RETENTION, type LaneStore } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
-import { createRedisAdapter, type ScriptingMode } from "../src/index.ts";
+import { createRedisAdapter } from "../src/index.ts";
+import type { ScriptingMode } from "../src/internal.ts";
 import { freePort, newJob, REDIS_SERVER, waitFor } from "../test/helpers.ts";
 
 /** What a case measures: `calls` calls of `jobs` jobs each, counted inside `count`. */
 interface Case {
   calls: number;
   jobs: number;
-  run(q: Queue, count: (work: () => Promise<unknown>) => Promise<void>): Promise<void>;
+  run(q: LaneStore, count: (work: () => Promise<unknown>) => Promise<void>): Promise<void>;
 }
 
 /** n fresh jobs as core's publishMany makes them (one publishedAt: put's packed layout). */
@@ -36,10 +37,10 @@ const jobs = (n: number) => {
     newJob({ freshId: true, payload: `{"i":${i}}`, publishedAt }),
   );
 };
-const reserve = async (q: Queue, limit: number) =>
+const reserve = async (q: LaneStore, limit: number) =>
   (await q.reserve({ limit, leaseMs: 60_000, waitMs: 0 })).jobs;
 /** The locks of n jobs put and reserved (uncounted). */
-const activeLocks = async (q: Queue, n: number) => {
+const activeLocks = async (q: LaneStore, n: number) => {
   await q.put(jobs(n));
   return (await reserve(q, n)).map((j) => j.lock);
 };
@@ -168,12 +169,12 @@ async function measure(name: string, c: Case, scripting: ScriptingMode): Promise
       60_000,
     );
     const adapter = createRedisAdapter({ connection: { port }, prefix: "tl", scripting });
-    const q = await adapter.queue(name, {
+    const q = await adapter.lane(name, {
       maxStalls: 1,
       historyLimit: 10,
       retention: DEFAULT_RETENTION,
     });
-    // the scripts are loaded and the queue's keys exist before anything is counted
+    // the scripts are loaded and the lane's keys exist before anything is counted
     await q.put([newJob()]);
     await q.ack((await reserve(q, 1)).map((j) => j.lock));
     const instr = (on: boolean) =>

@@ -2,7 +2,7 @@
  * Cheap numbers for the Redis adapter, on a redis-server of its own (not a benchmark and
  * not a test): bytes of Redis memory per waiting job, Redis commands per job (publish +
  * process, counting the commands run inside scripts, from INFO commandstats) and client
- * round trips (socket writes) per job, with the bench's queue settings.
+ * round trips (socket writes) per job, with the bench's lane settings.
  *
  *   npx node --conditions=source packages/adapter-redis/scripts/measure.ts [jobs] [concurrency]
  */
@@ -54,7 +54,7 @@ try {
   // 1. Memory per waiting job: raw puts of the bench's job shape, 1,000 per call.
   {
     const adapter = createRedisAdapter({ connection: server.url, prefix: "mem" });
-    const q = await adapter.queue("bench", { maxStalls: 1, historyLimit: 20 });
+    const q = await adapter.lane("bench", { maxStalls: 1, historyLimit: 20 });
     await q.put([
       { id: randomUUID(), task: "noop", payload: '{"i":0}', priority: 0, publishedAt: Date.now() },
     ]);
@@ -85,13 +85,13 @@ try {
   let done = 0;
   const noop = defineTask({
     name: "noop",
-    queue: "bench",
+    lane: "bench",
     schema: z.object({ i: z.number() }),
     run: async () => {},
   });
   const tl = createTasklane({
     adapter,
-    queues: [
+    lanes: [
       {
         name: "bench",
         priority: 1,
@@ -107,7 +107,7 @@ try {
     done++;
   });
   tl.events.on("error", (e) => console.error("error event", e));
-  await tl.queue("bench").counts();
+  await tl.lane("bench").counts();
   const c0 = await commandCount(stats);
   const w0 = writes;
   const items = Array.from({ length: total }, (_, i) => ({ payload: { i } }));
@@ -129,7 +129,7 @@ try {
   const sentAt = new Map<number, number>();
   const timed = defineTask({
     name: "timed",
-    queue: "latency",
+    lane: "latency",
     schema: z.object({ i: z.number() }),
     run: async ({ i }) => {
       const t = sentAt.get(i);
@@ -139,7 +139,7 @@ try {
   const tl2 = createTasklane({
     adapter,
     closeAdapter: false,
-    queues: [{ name: "latency", batchSize: 10, leaseMs: 30_000, longPollMs: 1_000 }],
+    lanes: [{ name: "latency", batchSize: 10, leaseMs: 30_000, longPollMs: 1_000 }],
     tasks: [timed],
   });
   const w2l = tl2.worker({ concurrency: 10 });
@@ -147,7 +147,7 @@ try {
   const publisherAdapter = createRedisAdapter({ connection: server.url, prefix: "cmd" });
   const publisher = createTasklane({
     adapter: publisherAdapter,
-    queues: [{ name: "latency" }],
+    lanes: [{ name: "latency" }],
     tasks: [timed],
   });
   await new Promise((r) => setTimeout(r, 200));

@@ -2,7 +2,7 @@
  * Redis and script errors mapped to tasklane errors: one table, first match wins.
  * Expected races are never errors (scripts return them as status codes).
  */
-import { AdapterError, type TasklaneError } from "@tasklane/core";
+import { AdapterError, type TasklaneError } from "@tasklane/core/adapter";
 
 /** Redis refused a write because it is at `maxmemory` (with `noeviction`). Nothing was written. */
 export class RedisOutOfMemoryError extends AdapterError {

@@ -1,11 +1,11 @@
-import { ConfigError } from "@tasklane/core";
+import { ConfigError } from "@tasklane/core/adapter";
 
 /**
- * Key layout of one queue. Every key carries the hash tag `{<prefix>:<queue>}`, so every
+ * Key layout of one lane. Every key carries the hash tag `{<prefix>:<lane>}`, so every
  * script touches a single slot (Redis Cluster), and starts with `<prefix>:`, so an ACL
  * rule `~<prefix>:*` covers exactly one prefix.
  */
-export interface QueueKeys {
+export interface LaneKeys {
   /** In the order every script receives them (see src/lua/_common.lua). */
   all: string[];
   meta: string;
@@ -15,8 +15,8 @@ export interface QueueKeys {
 
 const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"] as const;
 
-export function queueKeys(prefix: string, queue: string): QueueKeys {
-  const tag = `${prefix}:{${prefix}:${queue}}:`;
+export function laneKeys(prefix: string, lane: string): LaneKeys {
+  const tag = `${prefix}:{${prefix}:${lane}}:`;
   const all = SUFFIXES.map((s) => tag + s);
   return { all, meta: `${tag}m`, stats: `${tag}t`, wake: `${tag}k` };
 }

@@ -12,7 +12,7 @@
  * into one buffer, and the script splits it with one struct.unpack per job.
  */
 import { randomFillSync } from "node:crypto";
-import type { NewJob } from "@tasklane/core";
+import type { NewJob } from "@tasklane/core/adapter";
 import { encodeId, writeCompactUuid } from "./id-codec.ts";
 import { encodeJobText } from "./job-text.ts";
 

@@ -2,20 +2,21 @@ import {
   type Adapter,
   type AdapterEvent,
   type Capabilities,
+  ClosedError,
   ConfigError,
   fullCapabilities,
   isLifecycleEvent,
+  type LaneStoreOptions,
   LIFECYCLE_EVENT_TYPES,
-  QueueClosedError,
-  type QueueOptions,
   type SubscribeOptions,
-  validateQueueOptions,
-} from "@tasklane/core";
+  validateLaneStoreOptions,
+} from "@tasklane/core/adapter";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
-import { MAX_BATCH, RedisQueue } from "./redis-queue.ts";
+import { RedisLane } from "./redis-lane.ts";
 import { LIBRARY, loadLibrary, masters, SCRIPTS, type ScriptingMode } from "./scripts.ts";
 
 export interface RedisAdapterOptions {
@@ -38,13 +39,13 @@ export interface RedisAdapterOptions {
   cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
   /**
    * Prefix of every key and of the events channel. Keys are
-   * `<prefix>:{<prefix>:<queue>}:<x>`; an ACL rule `~<prefix>:*` (and `&<prefix>:*` for
+   * `<prefix>:{<prefix>:<lane>}:<x>`; an ACL rule `~<prefix>:*` (and `&<prefix>:*` for
    * events) covers them. Must not contain `{` or `}`. Default "tasklane".
    */
   prefix?: string;
   /**
    * Run even when the server's `maxmemory-policy` is not `noeviction`. Redis may then
-   * evict job records and lose jobs silently. Default false: `queue()` throws ConfigError.
+   * evict job records and lose jobs silently. Default false: `lane()` throws ConfigError.
    */
   allowEviction?: boolean;
   /**
@@ -65,8 +66,8 @@ export interface RedisAdapterOptions {
    */
   lifecycleEvents?: boolean;
   /**
-   * Longest single block of an idle worker on its queue's wake-up key, ms. A long poll
-   * re-checks the queue at least this often (a safety net for a lost wake-up, e.g. across
+   * Longest single block of an idle worker on its lane's wake-up key, ms. A long poll
+   * re-checks the lane at least this often (a safety net for a lost wake-up, e.g. across
    * a server restart); delayed jobs and lease expiries shorten it. Default 5_000.
    */
   maxBlockMs?: number;
@@ -89,7 +90,7 @@ export interface RedisAdapterOptions {
 
 /** The Redis adapter: every optional method is present. */
 export interface RedisAdapter extends Adapter {
-  queue(name: string, options: QueueOptions): Promise<RedisQueue>;
+  lane(name: string, options: LaneStoreOptions): Promise<RedisLane>;
   subscribe(
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
@@ -114,54 +115,11 @@ export const redisCapabilities: Readonly<Capabilities> = fullCapabilities({
   timeResolutionMs: 1,
 });
 
-export type Client = Redis | Cluster;
-
 interface BlockingConn {
   client: Client;
   /** CLIENT ID on a single server (refreshed on reconnect), for CLIENT UNBLOCK. */
   id: number | undefined;
   busy: boolean;
-}
-
-/** What the queues of one adapter share. */
-export interface AdapterShared {
-  readonly client: Client;
-  /** Settled once the adapter has started (queues exist only after that). */
-  scripting: ScriptingMode;
-  readonly prefix: string;
-  readonly channel: string;
-  readonly putEvents: boolean;
-  readonly lifecycleEvents: boolean;
-  readonly maxBlockMs: number;
-  closed: boolean;
-  /** Throws QueueClosedError when closed; fails fast when the connection is down. */
-  check(what: string): void;
-  /** A script call in flight: close() waits for it (bounded) before it drops connections. */
-  track(call: Promise<unknown>): void;
-  /**
-   * Block on a wake-up marker for at most `ms`, with `next` sent behind the block (see
-   * FollowUp). Resolves with its reply, or undefined when the wait was aborted or closed
-   * first or the call failed (the caller then runs it itself).
-   */
-  waitForWake(
-    key: string,
-    ms: number,
-    signal: AbortSignal | undefined,
-    next: FollowUp,
-  ): Promise<unknown>;
-}
-
-/**
- * A call the blocking connection sends right behind its BLPOP, so redis-server runs it the
- * moment the block ends: a long-polling reserve costs no round trip back to Node and out
- * again between the wake-up and the reserve (the latency path: put, wake, reserve). The
- * call runs however the block ends (marker, timeout, abort), as the reserve that follows
- * every block always did; only after an abort does nobody wait for its reply, which then
- * goes to `orphan`, which must hand back any job it holds. close() waits for those.
- */
-export interface FollowUp {
-  send(conn: Client): Promise<unknown>;
-  orphan(reply: unknown): Promise<void>;
 }
 
 function positive(field: string, value: number | undefined, fallback: number): number {
@@ -173,12 +131,12 @@ function positive(field: string, value: number | undefined, fallback: number): n
 }
 
 /**
- * The Redis adapter: Lua-atomic state changes, one slot per queue (Redis Cluster), fenced
+ * The Redis adapter: Lua-atomic state changes, one slot per lane (Redis Cluster), fenced
  * leases on Redis TIME, idle workers blocked on a wake-up key, cross-process events.
  *
  * @example
  * const adapter = createRedisAdapter({ connection: "redis://127.0.0.1:6379" });
- * const tl = createTasklane({ adapter, queues: [...], tasks: [...] });
+ * const tl = createTasklane({ adapter, lanes: [...], tasks: [...] });
  */
 export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdapter {
   if (typeof options !== "object" || options === null) {
@@ -263,7 +221,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
   const listeners = new Map<(event: AdapterEvent) => void, boolean>();
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
-  const queues = new Map<string, RedisQueue>();
+  const lanes = new Map<string, RedisLane>();
 
   const duplicate = (): Client => {
     const dup = isCluster
@@ -295,7 +253,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     maxBlockMs,
     closed: false,
     check(what) {
-      if (shared.closed) throw new QueueClosedError(what);
+      if (shared.closed) throw new ClosedError(what);
       const status = client.status;
       if (status !== "ready" && status !== "wait" && status !== "connect") {
         // Publishing during an outage fails at once instead of queueing behind reconnects.
@@ -339,7 +297,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
           resolve(value);
         };
         const nudge = () => {
-          // Wakes the longest-blocked waiter on this queue: ours when it is the only one;
+          // Wakes the longest-blocked waiter on this lane: ours when it is the only one;
           // another process's wakes spuriously (harmless), ours then ends within maxBlockMs.
           client.lpush(key, "1").catch(() => {});
         };
@@ -409,11 +367,11 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       throw mapped;
     }
   })();
-  // Reported by queue()/subscribe(); never an unhandled rejection.
+  // Reported by lane()/subscribe(); never an unhandled rejection.
   init.catch(() => {});
 
   const checkOpen = () => {
-    if (shared.closed) throw new QueueClosedError("redis adapter");
+    if (shared.closed) throw new ClosedError("redis adapter");
   };
 
   const dispatch = (_channel: string, message: string) => {
@@ -430,7 +388,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     if (!Array.isArray(parsed.ids)) return;
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
-      const event = { type, queue: parsed.q, jobId: decodeId(id) } as AdapterEvent;
+      const event = { type, lane: parsed.q, jobId: decodeId(id) } as AdapterEvent;
       // Workers subscribe without lifecycle events: they get canceled and put only.
       const lifecycle = isLifecycleEvent(event);
       for (const [listener, wantsLifecycle] of listeners) {
@@ -450,20 +408,20 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       ? redisCapabilities
       : Object.freeze({ ...redisCapabilities, lifecycleEvents: false }),
 
-    async queue(name, queueOptions) {
+    async lane(name, laneOptions) {
       checkOpen();
       checkName("name", name);
-      validateQueueOptions(queueOptions);
+      validateLaneStoreOptions(laneOptions);
       await init;
       checkOpen();
-      let queue = queues.get(name);
-      if (queue === undefined) {
-        queue = new RedisQueue(name, queueOptions, shared);
-        queues.set(name, queue);
+      let lane = lanes.get(name);
+      if (lane === undefined) {
+        lane = new RedisLane(name, laneOptions, shared);
+        lanes.set(name, lane);
       } else {
-        queue.configure(queueOptions);
+        lane.configure(laneOptions);
       }
-      return queue;
+      return lane;
     },
 
     async subscribe(listener, options) {
@@ -493,9 +451,9 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
 
     async close() {
       if (shared.closed) return;
-      // Puts made in this tick still wait for its end (see RedisQueue.put): send them now,
+      // Puts made in this tick still wait for its end (see RedisLane.put): send them now,
       // ahead of QUIT, so a put made before close() is carried out, not refused.
-      for (const queue of queues.values()) queue.sendQueuedPuts();
+      for (const lane of lanes.values()) lane.sendQueuedPuts();
       shared.closed = true;
       listeners.clear();
       for (const abort of [...pendingWaits]) abort();

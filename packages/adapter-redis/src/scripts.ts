@@ -49,7 +49,7 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 /**
  * Function flags (Redis 7). Under OOM (maxmemory reached, noeviction) a function without
  * `allow-oom` is refused whole: put then fails with nothing written, while every script a
- * worker or an operator needs to drain the queue runs (reserve, ack, ...). Read-only
+ * worker or an operator needs to drain the lane runs (reserve, ack, ...). Read-only
  * scripts declare `no-writes`.
  */
 const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
@@ -309,8 +309,8 @@ function libraryName(entry: unknown): string | undefined {
 }
 
 /**
- * One queue's calls of one script. What every call repeats (the command, the script's SHA
- * or function name, the key count, the keys and the queue's common arguments: ~20 of a
+ * One lane's calls of one script. What every call repeats (the command, the script's SHA
+ * or function name, the key count, the keys and the lane's common arguments: ~20 of a
  * call's ~25 arguments) is encoded to RESP once per scripting mode; a call encodes only
  * its own arguments, into one buffer. ioredis's own methods encode every argument of
  * every call again by concatenating strings: in the bench's latency case (one job at a
@@ -322,7 +322,7 @@ function libraryName(entry: unknown): string | undefined {
 export class ScriptCall {
   readonly script: Script;
   readonly keys: readonly string[];
-  /** Arguments every call carries before its own (the queue's common ones). */
+  /** Arguments every call carries before its own (the lane's common ones). */
   readonly fixed: readonly Arg[];
   private readonly heads: Partial<Record<ScriptingMode, Head>> = {};
 
@@ -449,7 +449,7 @@ export function runScript(
   return runCall(client, new ScriptCall(script, keys), args, what, mode);
 }
 
-/** runScript for a queue's prepared call: `own` are the arguments after its fixed ones. */
+/** runScript for a lane's prepared call: `own` are the arguments after its fixed ones. */
 export async function runCall(
   client: Redis | Cluster,
   call: ScriptCall,

@@ -54,7 +54,7 @@ describe("ACL", () => {
     const before = await calls();
     try {
       const unsubscribe = await adapter.subscribe(() => {});
-      const q = await adapter.queue(`work-${user}`, {
+      const q = await adapter.lane(`work-${user}`, {
         maxStalls: 1,
         historyLimit: 5,
         maxConcurrency: 10,
@@ -110,7 +110,7 @@ describe("ACL", () => {
       scripting: "functions",
     });
     try {
-      const failed = adapter.queue("work", { maxStalls: 1, historyLimit: 5 });
+      const failed = adapter.lane("work", { maxStalls: 1, historyLimit: 5 });
       await expect(failed).rejects.toBeInstanceOf(RedisPermissionError);
       await expect(failed).rejects.toThrow(/function library tasklane_/);
     } finally {
@@ -121,7 +121,7 @@ describe("ACL", () => {
   it("refuses another prefix's keys with a typed error", async () => {
     const adapter = createRedisAdapter({ connection: as("app"), prefix: "other" });
     try {
-      const q = await adapter.queue("work", { maxStalls: 1, historyLimit: 5 });
+      const q = await adapter.lane("work", { maxStalls: 1, historyLimit: 5 });
       await expect(q.put([job()])).rejects.toBeInstanceOf(RedisPermissionError);
       await expect(q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 0 })).rejects.toMatchObject({
         code: "ADAPTER",

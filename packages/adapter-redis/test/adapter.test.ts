@@ -5,36 +5,33 @@ import {
   type AdapterEvent,
   addSample,
   bucketIndex,
+  ClosedError,
   ConfigError,
   emptySummary,
   HISTOGRAM_BOUNDS_MS,
   type Lock,
   type NewJob,
-  QueueClosedError,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedisAdapter,
-  decodeId,
   deleteStaleLibraries,
-  encodeId,
   LIBRARY,
-  queueKeys,
   type RedisAdapter,
   RedisOutOfMemoryError,
   RedisUnavailableError,
-  SCRIPTS,
   VERSION,
 } from "../src/index.ts";
-import { parseSummary } from "../src/redis-queue.ts";
+import { decodeId, encodeId, laneKeys, SCRIPTS } from "../src/internal.ts";
+import { parseSummary } from "../src/redis-lane.ts";
 import {
   commandCalls,
   freePort,
   newJob as job,
+  LANE_OPTIONS,
   libraryNames,
   loadStubLibrary,
-  QUEUE_OPTIONS,
   type RedisServer,
   startRedis,
   uniquePrefix,
@@ -59,9 +56,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const opts = QUEUE_OPTIONS;
+const opts = LANE_OPTIONS;
 const fresh = (extra: Partial<typeof opts & { maxConcurrency: number }> = {}) =>
-  adapter.queue(`q-${randomUUID().slice(0, 8)}`, { ...opts, ...extra });
+  adapter.lane(`q-${randomUUID().slice(0, 8)}`, { ...opts, ...extra });
 
 /**
  * A put and a reserve, so both scripts are cached on the server: a put that met NOSCRIPT
@@ -72,7 +69,7 @@ const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
   expect((await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 })).jobs).toHaveLength(1);
 };
 
-/** Puts go out together at the end of the tick they were made in (see RedisQueue.put). */
+/** Puts go out together at the end of the tick they were made in (see RedisLane.put). */
 const putSent = () => new Promise((resolve) => process.nextTick(resolve));
 
 /** Connections blocked in BLPOP on the server now (our long polls). */
@@ -131,7 +128,7 @@ describe("scripts", () => {
     await raw.call("FUNCTION", "FLUSH");
     const own = createRedisAdapter({ connection: server.url, prefix });
     try {
-      const q = await own.queue("stale-libraries", opts); // loads this build's library
+      const q = await own.lane("stale-libraries", opts); // loads this build's library
       await loadStubLibrary(raw, stale);
       await loadStubLibrary(raw, "someone_elses");
       const names = () => libraryNames(raw);
@@ -156,7 +153,7 @@ describe("scripts", () => {
 
   it("keep a long poll going when the reserve behind its block finds the library gone", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
-    const q = await adapter.queue(name, opts);
+    const q = await adapter.lane(name, opts);
     await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 }); // empty: the next one blocks
     const before = await commandCalls(raw);
     const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 5_000 });
@@ -164,7 +161,7 @@ describe("scripts", () => {
     // The block ends (a wake-up marker) while the library is gone: the reserve queued
     // behind it fails, and the poll goes on with a reserve that loads the library again.
     await raw.call("FUNCTION", "DELETE", LIBRARY.name);
-    await raw.lpush(queueKeys(prefix, name).wake, "1");
+    await raw.lpush(laneKeys(prefix, name).wake, "1");
     await waitFor(
       async () => ((await raw.call("FUNCTION", "LIST", "LIBRARYNAME", LIBRARY.name)) as []).length,
       "the library loaded again by the poll",
@@ -179,7 +176,7 @@ describe("scripts", () => {
     await raw.call("FUNCTION", "FLUSH");
     const own = createRedisAdapter({ connection: server.url, prefix });
     try {
-      const q = await own.queue("library", opts); // resolves once the adapter has started
+      const q = await own.lane("library", opts); // resolves once the adapter has started
       const libraries = (await raw.call("FUNCTION", "LIST", "LIBRARYNAME", LIBRARY.name)) as [
         string,
         string,
@@ -209,7 +206,7 @@ describe("scripts", () => {
     async (scripting, kind) => {
       const own = createRedisAdapter({ connection: server.url, prefix, scripting });
       try {
-        const q = await own.queue(`flush-${randomUUID().slice(0, 8)}`, opts);
+        const q = await own.lane(`flush-${randomUUID().slice(0, 8)}`, opts);
         await q.put([job()]);
         await raw.call(kind, "FLUSH");
         const calls = await commandCalls(raw);
@@ -236,8 +233,8 @@ describe("scripts", () => {
     ).toThrow(/scripting/);
   });
 
-  it("keep every key of a queue in one hash slot, under the prefix", () => {
-    const keys = queueKeys("pre", "emails");
+  it("keep every key of a lane in one hash slot, under the prefix", () => {
+    const keys = laneKeys("pre", "emails");
     for (const key of keys.all) {
       expect(key.startsWith("pre:{pre:emails}:")).toBe(true);
     }
@@ -317,7 +314,7 @@ describe("scripts", () => {
     await raw.script("FLUSH");
     const own = createRedisAdapter({ connection: server.url, prefix, scripting: "eval" });
     try {
-      await own.queue("loaded", opts); // resolves once the adapter has started
+      await own.lane("loaded", opts); // resolves once the adapter has started
       const shas = Object.values(SCRIPTS).map((s) => s.sha);
       expect(await raw.script("EXISTS", ...shas)).toEqual(shas.map(() => 1));
     } finally {
@@ -325,7 +322,7 @@ describe("scripts", () => {
     }
   });
 
-  it("send a queue's prepared call with every argument intact, by SHA after one EVAL", async () => {
+  it("send a lane's prepared call with every argument intact, by SHA after one EVAL", async () => {
     const { ScriptCall, runCall } = await import("../src/scripts.ts");
     // A script no server has seen (its first call meets NOSCRIPT and is EVALed), echoing
     // what it received: the later calls go out as the prepared bytes alone.
@@ -356,7 +353,7 @@ describe("scripts", () => {
   });
 
   it("map a script's own error code through the error table", async () => {
-    const keys = queueKeys(prefix, "bad-args").all;
+    const keys = laneKeys(prefix, "bad-args").all;
     const common = ["bad-args", "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
     const { runScript } = await import("../src/scripts.ts");
     await expect(
@@ -393,7 +390,7 @@ describe("scripts", () => {
   });
 
   it("refuse a put whose jobs are neither packed whole nor 5 arguments each", async () => {
-    const keys = queueKeys(prefix, "bad-layout").all;
+    const keys = laneKeys(prefix, "bad-layout").all;
     const common = ["bad-layout", "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
     const { runScript } = await import("../src/scripts.ts");
     const { packJobs } = await import("../src/put-batch.ts");
@@ -429,8 +426,8 @@ describe("scripts", () => {
     ).toBe(2);
   });
 
-  it("refuses queue names that would break the hash tag", async () => {
-    await expect(adapter.queue("a{b}", opts)).rejects.toBeInstanceOf(ConfigError);
+  it("refuses lane names that would break the hash tag", async () => {
+    await expect(adapter.lane("a{b}", opts)).rejects.toBeInstanceOf(ConfigError);
   });
 });
 
@@ -458,7 +455,7 @@ describe("ordering", () => {
     jobs: NewJob[],
     at: { publishedAt: number; before: number; from?: number; byRef?: boolean },
   ): Promise<void> {
-    const keys = queueKeys(prefix, name).all;
+    const keys = laneKeys(prefix, name).all;
     const records = await raw.hmgetBuffer(keys[1] as string, ...jobs.map((j) => encodeId(j.id)));
     const refCounts = new Map<string, number>();
     for (const [i, record] of records.entries()) {
@@ -499,7 +496,7 @@ describe("ordering", () => {
 
   it("stores a shared-field batch's records as the per-job layout does, seq counting on", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
-    const q = await adapter.queue(name, opts);
+    const q = await adapter.lane(name, opts);
     const publishedAt = Date.now() - 5_000;
     const before = Date.now();
     // 300 jobs in one call: seq 1..300 crosses the wrap of its low byte at 256. One job
@@ -529,7 +526,7 @@ describe("ordering", () => {
 
   it("stores a fresh-id batch's records likewise, after a delayed job due in the same call", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
-    const q = await adapter.queue(name, opts);
+    const q = await adapter.lane(name, opts);
     const publishedAt = Date.now() - 5_000;
     const before = Date.now();
     const early = job({ runAt: Date.now() + 150, publishedAt });
@@ -552,7 +549,7 @@ describe("ordering", () => {
     // early (seq 1) was delayed: its record has the header layout; the fresh-id batches'
     // records are by ref, one call header each
     await expectFreshRecords(name, all, { publishedAt, before, from: 1, byRef: true });
-    const callHeaders = queueKeys(prefix, name).all[11] as string;
+    const callHeaders = laneKeys(prefix, name).all[11] as string;
     expect(await raw.hlen(callHeaders)).toBe(3);
     const got = await q.reserve({ limit: 400, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual([...high, early, ...listed, ...low].map((j) => j.id));
@@ -585,7 +582,7 @@ describe("ordering", () => {
     const got = await q.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
     expect(got.jobs.map((j) => j.id)).toEqual([b.id, d.id, a.id, c.id]);
     // the tombstones were counted down as they were popped
-    const keys = queueKeys(prefix, q.name).all;
+    const keys = laneKeys(prefix, q.name).all;
     expect(await raw.exists(keys[12] as string, keys[2] as string)).toBe(0);
     expect(await q.counts()).toMatchObject({ waiting: 0, active: 4 });
   });
@@ -598,7 +595,7 @@ describe("ordering", () => {
     );
     const [a, b, c, d] = batch as [NewJob, NewJob, NewJob, NewJob];
     await q.put(batch);
-    const keys = queueKeys(prefix, q.name).all;
+    const keys = laneKeys(prefix, q.name).all;
     const left = async () => {
       const values = await raw.hvalsBuffer(keys[11] as string);
       return values.map((v) => v.readUInt32BE(20));
@@ -629,7 +626,7 @@ describe("ordering", () => {
 
   it("stores a by-ref put whose call ref is taken as fresh records, as layout p would", async () => {
     const q = await fresh();
-    const keys = queueKeys(prefix, q.name).all;
+    const keys = laneKeys(prefix, q.name).all;
     const common = [q.name, "1", "1", "0", "-1,-1,-1,-1,-1,-1", ""];
     const { runScript } = await import("../src/scripts.ts");
     const { packJobs } = await import("../src/put-batch.ts");
@@ -668,11 +665,11 @@ describe("ordering", () => {
     for (const j of batch) j.publishedAt = publishedAt;
     await q.put(batch);
     // a foreign writer deletes the call headers
-    await raw.del(queueKeys(prefix, q.name).all[11] as string);
+    await raw.del(laneKeys(prefix, q.name).all[11] as string);
     const got = (await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 })).jobs;
     expect(got.map((j) => j.id)).toEqual(batch.map((j) => j.id));
     for (const j of got) expect(j.malformed).toMatch(/not one tasklane wrote/);
-    // the queue keeps working
+    // the lane keeps working
     const next = job();
     await q.put([next]);
     const more = (await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 })).jobs;
@@ -824,14 +821,14 @@ describe("ordering", () => {
   it("carries out a put made in the same tick as close()", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
     const own = createRedisAdapter({ connection: server.url, prefix });
-    const q = await own.queue(name, opts);
+    const q = await own.lane(name, opts);
     // No script cached: the put's EVALSHA meets NOSCRIPT and its EVAL goes out after close()
     await raw.script("FLUSH");
     const put = job();
     const putting = q.put([put]);
     await own.close();
     expect(await putting).toEqual([{ id: put.id, status: "created" }]);
-    expect((await (await adapter.queue(name, opts)).get(put.id))?.state).toBe("waiting");
+    expect((await (await adapter.lane(name, opts)).get(put.id))?.state).toBe("waiting");
   });
 
   it("fails every put a failed call carried, and writes none of their jobs", async () => {
@@ -849,7 +846,7 @@ describe("ordering", () => {
 
   it("extends current locks in place, and answers lost, canceled and repeated ones", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
-    const q = await adapter.queue(name, opts);
+    const q = await adapter.lane(name, opts);
     await q.put([job(), job(), job()]);
     const { jobs } = await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 });
     const [x, y, z] = jobs.map((j) => j.lock) as [Lock, Lock, Lock];
@@ -859,7 +856,7 @@ describe("ordering", () => {
     expect(await q.extend([x, stale, z], 60_000)).toEqual(["ok", "lost", "canceled"]);
     // the lease moved in the active zset and in the record's header (expiresAt, a double
     // at byte AT_EXP = 20): both say the same time, a minute on
-    const keys = queueKeys(prefix, name).all;
+    const keys = laneKeys(prefix, name).all;
     const score = Number(await raw.zscore(keys[5] as string, encodeId(x.jobId)));
     const record = (await raw.hgetBuffer(keys[1] as string, encodeId(x.jobId))) as Buffer;
     expect(record.readDoubleBE(19)).toBe(score);
@@ -881,7 +878,7 @@ describe("ordering", () => {
 });
 
 describe("long polls", () => {
-  it("a job put into an empty queue reaches an idle worker within milliseconds", async () => {
+  it("a job put into an empty lane reaches an idle worker within milliseconds", async () => {
     const q = await fresh();
     const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
     await new Promise((r) => setTimeout(r, 100)); // let the worker block
@@ -912,7 +909,7 @@ describe("long polls", () => {
     const soon = job({ runAt: Date.now() + 200 });
     const other = createRedisAdapter({ connection: server.url, prefix });
     try {
-      await (await other.queue(q.name, opts)).put([soon]);
+      await (await other.lane(q.name, opts)).put([soon]);
     } finally {
       await other.close();
     }
@@ -944,7 +941,7 @@ describe("long polls", () => {
     expect((await poll).jobs[0]?.id).toBe(put.id);
   });
 
-  it("a paused queue hands out nothing; resume wakes the waiting poll", async () => {
+  it("a paused lane hands out nothing; resume wakes the waiting poll", async () => {
     const q = await fresh();
     await q.pause();
     expect(await q.isPaused()).toBe(true);
@@ -994,7 +991,7 @@ describe("long polls", () => {
   it("close hands back the jobs of a reserve that ran as a poll's block ended", async () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
     const own = createRedisAdapter({ connection: server.url, prefix });
-    const q = await own.queue(name, opts);
+    const q = await own.lane(name, opts);
     await loadPutAndReserve(q);
     const blocked = await blockedPolls();
     const poll = q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 20_000 });
@@ -1007,18 +1004,18 @@ describe("long polls", () => {
     await putting;
     await closing;
     // close() returned after the reserve's reply came back and its job went back
-    const info = await (await adapter.queue(name, opts)).get(put.id);
+    const info = await (await adapter.lane(name, opts)).get(put.id);
     expect([info?.state, info?.attempt]).toEqual(["waiting", 0]);
   });
 
   it("close ends pending polls with no jobs", async () => {
     const own = createRedisAdapter({ connection: server.url, prefix });
-    const q = await own.queue(`q-${randomUUID().slice(0, 8)}`, opts);
+    const q = await own.lane(`q-${randomUUID().slice(0, 8)}`, opts);
     const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
     await new Promise((r) => setTimeout(r, 50));
     await own.close();
     expect((await poll).jobs).toEqual([]);
-    await expect(q.ack([])).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(q.ack([])).rejects.toBeInstanceOf(ClosedError);
   });
 });
 
@@ -1027,8 +1024,8 @@ describe("across processes", () => {
     const name = `q-${randomUUID().slice(0, 8)}`;
     const other = createRedisAdapter({ connection: server.url, prefix });
     try {
-      const a = await adapter.queue(name, { ...opts, maxConcurrency: 2 });
-      const b = await other.queue(name, { ...opts, maxConcurrency: 2 });
+      const a = await adapter.lane(name, { ...opts, maxConcurrency: 2 });
+      const b = await other.lane(name, { ...opts, maxConcurrency: 2 });
       await a.put([job(), job(), job(), job()]);
       const first = await a.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
       expect(first.jobs).toHaveLength(2);
@@ -1049,13 +1046,13 @@ describe("across processes", () => {
     try {
       const unsubscribe = await holder.subscribe((e) => events.push(e));
       const name = `q-${randomUUID().slice(0, 8)}`;
-      const hq = await holder.queue(name, opts);
+      const hq = await holder.lane(name, opts);
       const put = job();
       await hq.put([put]);
       const [held] = (await hq.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
-      expect(await (await adapter.queue(name, opts)).cancel([put.id])).toEqual(["canceled"]);
+      expect(await (await adapter.lane(name, opts)).cancel([put.id])).toEqual(["canceled"]);
       await waitFor(() => events.some((e) => e.type === "canceled" && e.jobId === put.id), "event");
-      expect(events).toContainEqual({ type: "canceled", queue: name, jobId: put.id });
+      expect(events).toContainEqual({ type: "canceled", lane: name, jobId: put.id });
       expect(await hq.ack([held!.lock])).toEqual(["canceled"]);
       await unsubscribe();
     } finally {
@@ -1068,11 +1065,11 @@ describe("across processes", () => {
     const events: AdapterEvent[] = [];
     try {
       await own.subscribe((e) => events.push(e));
-      const q = await own.queue(`q-${randomUUID().slice(0, 8)}`, opts);
+      const q = await own.lane(`q-${randomUUID().slice(0, 8)}`, opts);
       const put = job({ id: "custom-id" });
       await q.put([put]);
       await waitFor(() => events.length > 0, "the put event");
-      expect(events).toEqual([{ type: "put", queue: q.name, jobId: "custom-id" }]);
+      expect(events).toEqual([{ type: "put", lane: q.name, jobId: "custom-id" }]);
     } finally {
       await own.close();
     }
@@ -1139,7 +1136,7 @@ describe("management", () => {
   it("applies retention by count with bounded work", async () => {
     const q = await fresh();
     const name = q.name;
-    const limited = await adapter.queue(name, {
+    const limited = await adapter.lane(name, {
       ...opts,
       retention: { succeeded: { maxCount: 3 } },
     });
@@ -1147,11 +1144,11 @@ describe("management", () => {
     const taken = (await limited.reserve({ limit: 8, leaseMs: 10_000, waitMs: 0 })).jobs;
     await limited.ack(taken.map((j) => j.lock));
     expect((await limited.counts()).succeeded).toBe(3);
-    expect(await raw.hlen(queueKeys(prefix, name).all[1]!)).toBe(3);
+    expect(await raw.hlen(laneKeys(prefix, name).all[1]!)).toBe(3);
   });
 
   it("keeps at most historyLimit events per job, newest last", async () => {
-    const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
+    const q = await adapter.lane(`q-${randomUUID().slice(0, 8)}`, {
       maxStalls: 5,
       historyLimit: 3,
     });
@@ -1189,11 +1186,11 @@ describe("management", () => {
   });
 
   it("stores no history bytes for the common life, and writes it out before any other event", async () => {
-    const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
+    const q = await adapter.lane(`q-${randomUUID().slice(0, 8)}`, {
       maxStalls: 1,
       historyLimit: 2,
     });
-    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const jobsKey = laneKeys(prefix, q.name).all[1]!;
     const [a, b] = [job(), job()];
     await q.put([a, b]);
     const freshLength = await raw.hstrlen(jobsKey, encodeId(a.id));
@@ -1207,7 +1204,7 @@ describe("management", () => {
     expect(info!.history[0]!.at).toBeLessThanOrEqual(info!.history[1]!.at);
     expect(info!.history[1]!.at).toBe(info?.finishedAt);
 
-    const wide = await adapter.queue(q.name, { maxStalls: 1, historyLimit: 10 });
+    const wide = await adapter.lane(q.name, { maxStalls: 1, historyLimit: 10 });
     const error = { name: "Error", message: "boom", reason: "error" as const };
     await wide.nack([{ lock: gotB!.lock, runAt: Date.now(), error }]);
     const [again] = (await wide.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
@@ -1225,7 +1222,7 @@ describe("management", () => {
   });
 
   it("removes finished jobs past their maximum age", async () => {
-    const q = await adapter.queue(`q-${randomUUID().slice(0, 8)}`, {
+    const q = await adapter.lane(`q-${randomUUID().slice(0, 8)}`, {
       ...opts,
       retention: { succeeded: { maxAgeMs: 50 }, failed: { maxAgeMs: 60_000 } },
     });
@@ -1235,7 +1232,7 @@ describe("management", () => {
     await q.ack([got[0]!.lock]);
     const error = { name: "Error", message: "x", reason: "error" as const };
     await q.nack([{ lock: got[1]!.lock, dead: true, error }]);
-    // The age sweep runs at most once a second per queue, with the next state change.
+    // The age sweep runs at most once a second per lane, with the next state change.
     await waitFor(async () => {
       await q.counts();
       return (await q.get(a.id)) === undefined;
@@ -1279,7 +1276,7 @@ describe("bad input and failures", () => {
     const q = await fresh();
     const [a, b, c] = [job(), job(), job()];
     await q.put([a, b, c]);
-    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const jobsKey = laneKeys(prefix, q.name).all[1]!;
     await raw.hset(jobsKey, encodeId(a.id), "not a record {");
     await raw.hset(jobsKey, encodeId(b.id), Buffer.from([0xc1, 0xff, 0x00]));
     const got = (await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 })).jobs;
@@ -1299,7 +1296,7 @@ describe("bad input and failures", () => {
     const q = await fresh();
     const [a, b] = [job(), job()];
     await q.put([a, b]);
-    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const jobsKey = laneKeys(prefix, q.name).all[1]!;
     const field = encodeId(a.id);
     // keep the record's binary prefix (state + 20 bytes) and break the text after it
     const stored = (await raw.hgetBuffer(jobsKey, field))!;
@@ -1318,7 +1315,7 @@ describe("bad input and failures", () => {
 
   it("survives corrupted records of delayed, failed and deleted jobs", async () => {
     const q = await fresh();
-    const jobsKey = queueKeys(prefix, q.name).all[1]!;
+    const jobsKey = laneKeys(prefix, q.name).all[1]!;
     const delayed = job({ runAt: Date.now() + 100 });
     const failing = job();
     const doomed = job();
@@ -1359,7 +1356,7 @@ describe("bad input and failures", () => {
     const auto = createRedisAdapter({ connection: old.url, prefix });
     const strict = createRedisAdapter({ connection: old.url, prefix, scripting: "functions" });
     try {
-      const q = await auto.queue("no-functions", opts);
+      const q = await auto.lane("no-functions", opts);
       const put = job();
       expect(await q.put([put])).toEqual([{ id: put.id, status: "created" }]);
       const got = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
@@ -1371,7 +1368,7 @@ describe("bad input and failures", () => {
       // no library to delete, and no error for it
       expect(await deleteStaleLibraries(client)).toEqual([]);
       // "functions" refuses to start where there are none
-      await expect(strict.queue("no-functions", opts)).rejects.toThrow(LIBRARY.name);
+      await expect(strict.lane("no-functions", opts)).rejects.toThrow(LIBRARY.name);
     } finally {
       await auto.close();
       await strict.close();
@@ -1384,13 +1381,13 @@ describe("bad input and failures", () => {
     const lossy = await startRedis(["--maxmemory-policy", "allkeys-lru"]);
     try {
       const strict = createRedisAdapter({ connection: lossy.url });
-      await expect(strict.queue("q", opts)).rejects.toMatchObject({
+      await expect(strict.lane("q", opts)).rejects.toMatchObject({
         code: "CONFIG",
         field: "maxmemory-policy",
       });
       await strict.close();
       const relaxed = createRedisAdapter({ connection: lossy.url, allowEviction: true });
-      await expect(relaxed.queue("q", opts)).resolves.toBeDefined();
+      await expect(relaxed.lane("q", opts)).resolves.toBeDefined();
       await relaxed.close();
     } finally {
       await lossy.stop();
@@ -1403,7 +1400,7 @@ describe("bad input and failures", () => {
       const small = await startRedis(["--maxmemory", "3mb"]);
       const own = createRedisAdapter({ connection: small.url, scripting });
       try {
-        const q = await own.queue("oom", { ...opts, retention: { succeeded: { maxCount: 0 } } });
+        const q = await own.lane("oom", { ...opts, retention: { succeeded: { maxCount: 0 } } });
         const big = "x".repeat(20_000);
         let refused: unknown;
         // how many fit depends on what the server holds besides (the scripts' cache, ...)
@@ -1442,7 +1439,7 @@ describe("bad input and failures", () => {
     const doomed = await startRedis();
     const own = createRedisAdapter({ connection: doomed.url });
     try {
-      const q = await own.queue("outage", opts);
+      const q = await own.lane("outage", opts);
       await doomed.kill();
       await waitFor(async () => {
         try {
@@ -1473,7 +1470,7 @@ describe("bad input and failures", () => {
     const port = await freePort();
     const own = createRedisAdapter({ connection: { host: "127.0.0.1", port } });
     try {
-      const error = await own.queue("nowhere", opts).catch((e: unknown) => e);
+      const error = await own.lane("nowhere", opts).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedisUnavailableError);
       expect((error as Error).message).toBe(
         `[redis] connecting: Redis is unavailable (connect ECONNREFUSED 127.0.0.1:${port})`,
@@ -1486,7 +1483,7 @@ describe("bad input and failures", () => {
   it("never closes an injected client", async () => {
     const client = new Redis(server.port, server.host);
     const own = createRedisAdapter({ client, prefix });
-    await (await own.queue("injected", opts)).put([job()]);
+    await (await own.lane("injected", opts)).put([job()]);
     await own.close();
     expect(await client.ping()).toBe("PONG");
     client.disconnect();

@@ -1,22 +1,22 @@
 /**
- * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Queues
+ * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Lanes
  * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
  */
-import type { AdapterEvent } from "@tasklane/core";
+import type { AdapterEvent } from "@tasklane/core/adapter";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedisAdapter,
   deleteStaleLibraries,
   LIBRARY,
-  queueKeys,
   type RedisAdapter,
 } from "../src/index.ts";
+import { laneKeys } from "../src/internal.ts";
 import {
   newJob as job,
+  LANE_OPTIONS,
   libraryNames,
   loadStubLibrary,
-  QUEUE_OPTIONS,
   type RedisClusterNodes,
   startCluster,
   waitFor,
@@ -39,15 +39,15 @@ afterAll(async () => {
   await nodes?.stop();
 });
 
-const opts = QUEUE_OPTIONS;
+const opts = LANE_OPTIONS;
 
 describe("redis cluster", () => {
-  it("runs publish, reserve, ack, retry and cancel on queues spread over the nodes", async () => {
-    const names = Array.from({ length: 6 }, (_, i) => `queue-${i}`);
+  it("runs publish, reserve, ack, retry and cancel on lanes spread over the nodes", async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `lane-${i}`);
     const slots = new Set<number>();
     const owners = new Set<string>();
     for (const name of names) {
-      const slot = Number(await client.cluster("KEYSLOT", queueKeys("cl", name).meta));
+      const slot = Number(await client.cluster("KEYSLOT", laneKeys("cl", name).meta));
       slots.add(slot);
       const masters = (await client.cluster("SLOTS")) as unknown as Array<
         [number, number, [string, number]]
@@ -61,7 +61,7 @@ describe("redis cluster", () => {
     const events: AdapterEvent[] = [];
     const unsubscribe = await adapter.subscribe((e) => events.push(e));
     for (const name of names) {
-      const q = await adapter.queue(name, opts);
+      const q = await adapter.lane(name, opts);
       const [a, b, c] = [job(), job({ priority: 5 }), job()];
       expect((await q.put([a, b, c])).map((r) => r.status)).toEqual([
         "created",
@@ -80,19 +80,19 @@ describe("redis cluster", () => {
       expect(await q.ack([got[2]!.lock])).toEqual(["canceled"]);
       expect(await q.counts()).toMatchObject({ active: 1, succeeded: 1, canceled: 1 });
     }
-    await waitFor(() => events.length === names.length, "a canceled event per queue");
-    expect(new Set(events.map((e) => e.queue))).toEqual(new Set(names));
+    await waitFor(() => events.length === names.length, "a canceled event per lane");
+    expect(new Set(events.map((e) => e.lane))).toEqual(new Set(names));
     await unsubscribe();
   });
 
   it("loads its function library again on every master after FUNCTION FLUSH", async () => {
     const masters = client.nodes("master");
     expect(masters.length).toBe(3);
-    const queues = await Promise.all(
-      ["flush-a", "flush-b", "flush-c", "flush-d"].map((name) => adapter.queue(name, opts)),
+    const lanes = await Promise.all(
+      ["flush-a", "flush-b", "flush-c", "flush-d"].map((name) => adapter.lane(name, opts)),
     );
     await Promise.all(masters.map((node) => node.call("FUNCTION", "FLUSH")));
-    for (const q of queues) {
+    for (const q of lanes) {
       const put = job();
       await q.put([put]);
       const got = (await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
@@ -108,14 +108,14 @@ describe("redis cluster", () => {
   it("deletes other tasklane builds' function libraries on every master", async () => {
     const masters = client.nodes("master");
     const stale = "tasklane_0_0_1_0123456789ab";
-    await adapter.queue("stale-libraries", opts); // this build's library is loaded
+    await adapter.lane("stale-libraries", opts); // this build's library is loaded
     await Promise.all(masters.map((node) => loadStubLibrary(node, stale)));
     expect(await deleteStaleLibraries(client)).toEqual([stale]);
     for (const node of masters) expect(await libraryNames(node)).toEqual([LIBRARY.name]);
   });
 
-  it("wakes a blocked worker on its queue's node", async () => {
-    const q = await adapter.queue("wake-me", opts);
+  it("wakes a blocked worker on its lane's node", async () => {
+    const q = await adapter.lane("wake-me", opts);
     const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
     await new Promise((r) => setTimeout(r, 100));
     const put = job();

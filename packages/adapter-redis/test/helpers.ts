@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { NewJob } from "@tasklane/core";
+import type { NewJob } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 
 const run = promisify(execFile);
@@ -272,7 +272,7 @@ export async function startCluster(): Promise<RedisClusterNodes> {
 /**
  * PUBLISH reaches the other nodes over the cluster bus, and cluster_state:ok does not
  * mean every node's bus links are up yet: on Valkey 8.0 a node sometimes missed the other
- * nodes' messages for a while after it (the events test then lost a queue's `canceled`
+ * nodes' messages for a while after it (the events test then lost a lane's `canceled`
  * event). Wait until a message published on each node reaches a subscriber on each node.
  */
 async function waitForClusterPubSub(ports: number[]): Promise<void> {
@@ -303,8 +303,8 @@ async function waitForClusterPubSub(ports: number[]): Promise<void> {
   }
 }
 
-/** Queue options most tests use: one stall allowed, a short history. */
-export const QUEUE_OPTIONS = { maxStalls: 1, historyLimit: 10 };
+/** Lane options most tests use: one stall allowed, a short history. */
+export const LANE_OPTIONS = { maxStalls: 1, historyLimit: 10 };
 
 /** A new job for put(): a fresh id, task "t", due now, priority 0. */
 export function newJob(over: Partial<NewJob> = {}): NewJob {

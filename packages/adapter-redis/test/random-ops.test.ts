@@ -1,15 +1,15 @@
 /**
- * Random operations from three adapters on one queue (seeded, no timing-dependent
+ * Random operations from three adapters on one lane (seeded, no timing-dependent
  * transitions): counts always equal what list() streams per state, no job is handed out
  * twice while held or after it finished, the waiting-list counter matches the records, and
  * every put call's header (by-ref records) counts exactly the records that refer to it.
  */
 import { randomUUID } from "node:crypto";
-import type { JobState, Lock, NewJob } from "@tasklane/core";
+import type { JobState, Lock, NewJob } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, type RedisAdapter } from "../src/index.ts";
-import { queueKeys } from "../src/keys.ts";
+import { laneKeys } from "../src/internal.ts";
 import { type RedisServer, startRedis, uniquePrefix } from "./helpers.ts";
 
 let server: RedisServer;
@@ -34,9 +34,9 @@ afterAll(async () => {
  * records-left count each stored call header holds.
  */
 async function callRefs(
-  queue: string,
+  lane: string,
 ): Promise<{ referred: Map<string, number>; headers: Map<string, number> }> {
-  const keys = queueKeys(prefix, queue).all;
+  const keys = laneKeys(prefix, lane).all;
   const referred = new Map<string, number>();
   for (const record of await raw.hvalsBuffer(keys[1] as string)) {
     if (record[0] !== 7) continue;
@@ -64,7 +64,7 @@ describe("random operations", () => {
       maxConcurrency: 40,
       retention: { succeeded: { maxCount: 50 } },
     };
-    const queues = await Promise.all(adapters.map((a) => a.queue("random", options)));
+    const lanes = await Promise.all(adapters.map((a) => a.lane("random", options)));
     let seed = 7;
     const rand = () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -78,7 +78,7 @@ describe("random operations", () => {
     let byRefSeen = 0;
     for (let round = 1; round <= 300; round++) {
       const qi = Math.floor(rand() * 3);
-      const q = queues[qi]!;
+      const q = lanes[qi]!;
       const r = rand();
       if (r < 0.3) {
         // Mostly one priority per call, as publishMany sends; half the calls without a
@@ -115,7 +115,7 @@ describe("random operations", () => {
         const kind = rand();
         for (const [id, h] of [...held.entries()].slice(0, 1 + Math.floor(rand() * 10))) {
           held.delete(id);
-          const hq = queues[h.q]!;
+          const hq = lanes[h.q]!;
           if (kind < 0.5) {
             expect(await hq.ack([h.lock])).toEqual(["ok"]);
             finished.add(id);
@@ -136,7 +136,7 @@ describe("random operations", () => {
           const h = held.get(id);
           if (h) {
             held.delete(id);
-            expect(await queues[h.q]!.ack([h.lock])).toEqual(["canceled"]);
+            expect(await lanes[h.q]!.ack([h.lock])).toEqual(["canceled"]);
           }
         }
       } else if (known.length > 0) {
@@ -161,7 +161,7 @@ describe("random operations", () => {
         expect(listed).toEqual(counts);
         expect(counts.active).toBe(held.size);
         // every id in the waiting list is a listed job or a counted tombstone
-        const keys = queueKeys(prefix, "random").all;
+        const keys = laneKeys(prefix, "random").all;
         const tombstones = (await raw.hvals(keys[12] as string)).map(Number);
         expect(tombstones.every((n) => n > 0)).toBe(true);
         expect(listedIds + tombstones.reduce((a, b) => a + b, 0)).toBe(
@@ -176,13 +176,13 @@ describe("random operations", () => {
     expect(byRefSeen).toBeGreaterThan(0);
     // everything finishes (the held jobs first: they take maxConcurrency's slots), and no
     // call header outlives its records
-    for (const [, h] of held) await queues[h.q]!.ack([h.lock]);
+    for (const [, h] of held) await lanes[h.q]!.ack([h.lock]);
     for (;;) {
-      const got = await queues[0]!.reserve({ limit: 100, leaseMs: 60_000, waitMs: 0 });
+      const got = await lanes[0]!.reserve({ limit: 100, leaseMs: 60_000, waitMs: 0 });
       if (got.jobs.length === 0) break;
-      await queues[0]!.ack(got.jobs.map((j) => j.lock));
+      await lanes[0]!.ack(got.jobs.map((j) => j.lock));
     }
-    expect(await queues[0]!.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 0 });
-    expect(await raw.exists(queueKeys(prefix, "random").all[11] as string)).toBe(0);
+    expect(await lanes[0]!.counts()).toMatchObject({ waiting: 0, delayed: 0, active: 0 });
+    expect(await raw.exists(laneKeys(prefix, "random").all[11] as string)).toBe(0);
   }, 60_000);
 });

@@ -21,7 +21,7 @@ describe("redis restart", () => {
     const adapter = createRedisAdapter({ connection: s.url, maxBlockMs: 500 });
     const work = defineTask({
       name: "work",
-      queue: "work",
+      lane: "work",
       schema: z.object({ i: z.number() }),
       run: async () => {
         await new Promise((r) => setTimeout(r, 2));
@@ -29,7 +29,7 @@ describe("redis restart", () => {
     });
     const tl = createTasklane({
       adapter,
-      queues: [{ name: "work", leaseMs: 1_000, longPollMs: 500, batchSize: 10 }],
+      lanes: [{ name: "work", leaseMs: 1_000, longPollMs: 500, batchSize: 10 }],
       tasks: [work],
     });
     tl.events.on("error", () => {});
@@ -58,7 +58,7 @@ describe("redis restart", () => {
         }
       }, "publishing after the restart");
       const all = [...before, ...after].map((r) => r.id);
-      const q = tl.queue("work");
+      const q = tl.lane("work");
       // An ack that reached Redis just before the crash may have lost its reply (no event):
       // such a job is done too, so "done" is read from Redis.
       await waitFor(

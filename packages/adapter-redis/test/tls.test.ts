@@ -8,13 +8,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AdapterEvent } from "@tasklane/core";
+import type { AdapterEvent } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, RedisUnavailableError } from "../src/index.ts";
 import {
   newJob as job,
+  LANE_OPTIONS,
   makeTlsFiles,
-  QUEUE_OPTIONS,
   type RedisServer,
   startRedis,
   type TlsFiles,
@@ -36,7 +36,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const opts = QUEUE_OPTIONS;
+const opts = LANE_OPTIONS;
 
 describe("redis over TLS", () => {
   it("runs put, a long poll woken by a put, ack and a cancel event", async () => {
@@ -47,7 +47,7 @@ describe("redis over TLS", () => {
     try {
       const events: AdapterEvent[] = [];
       const unsubscribe = await adapter.subscribe((e) => events.push(e));
-      const q = await adapter.queue("secure", opts);
+      const q = await adapter.lane("secure", opts);
       const a = job();
       // Blocks on the duplicated (blocking) connection until the put wakes it.
       const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 10_000 });
@@ -78,7 +78,7 @@ describe("redis over TLS", () => {
       prefix: "tls",
     });
     try {
-      const error = await adapter.queue("secure", opts).catch((e: unknown) => e);
+      const error = await adapter.lane("secure", opts).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedisUnavailableError);
       expect(String((error as Error).message)).toMatch(/certificate/i);
     } finally {
@@ -92,7 +92,7 @@ describe("redis over TLS", () => {
       prefix: "tls",
     });
     try {
-      await expect(adapter.queue("secure", opts)).rejects.toBeInstanceOf(RedisUnavailableError);
+      await expect(adapter.lane("secure", opts)).rejects.toBeInstanceOf(RedisUnavailableError);
     } finally {
       await adapter.close();
     }

@@ -1,6 +1,4 @@
-export { type Batcher, type BatcherOptions, createBatcher } from "./batcher.ts";
 export { SQS_MAX_MESSAGE_BYTES } from "./codec.ts";
-export { countSqsRequests, type SqsRequestCounter } from "./request-counter.ts";
 export {
   createSqsAdapter,
   type PriorityLanes,
@@ -11,4 +9,4 @@ export {
   type SqsAdapterOptions,
   sqsCapabilities,
 } from "./sqs-adapter.ts";
-export { type LaneBand, SqsPutError, SqsQueue } from "./sqs-queue.ts";
+export { type LaneBand, type SqsLane, SqsPutError } from "./sqs-lane.ts";

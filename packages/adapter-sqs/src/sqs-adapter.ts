@@ -8,19 +8,19 @@ import {
   type Adapter,
   AdapterError,
   type Capabilities,
+  ClosedError,
   ConfigError,
-  QueueClosedError,
-  type QueueOptions,
-} from "@tasklane/core";
+  type LaneStoreOptions,
+} from "@tasklane/core/adapter";
 import { createEscaper } from "./codec.ts";
 import { describe } from "./sqs-io.ts";
-import { type LaneBand, SqsQueue } from "./sqs-queue.ts";
+import { type LaneBand, SqsLane } from "./sqs-lane.ts";
 
 /** Priority bands: which job priorities go to the `-high` and `-low` SQS queues. */
 export interface PriorityLanes {
-  /** Jobs with priority >= this go to `<queue>-high`. Default 1. */
+  /** Jobs with priority >= this go to `<lane>-high`. Default 1. */
   high?: number;
-  /** Jobs with priority <= this go to `<queue>-low`. Default -1. */
+  /** Jobs with priority <= this go to `<lane>-low`. Default -1. */
   low?: number;
 }
 
@@ -52,7 +52,7 @@ export interface SqsAdapterOptions {
    */
   queueAttributes?: Record<string, string>;
   /**
-   * Map job-level priorities onto separate SQS queues ("bands") of one logical queue:
+   * Map job-level priorities onto separate SQS queues ("bands") of one lane:
    * `<name>-high`, `<name>`, `<name>-low`. Reserve drains the higher band first. With
    * bands, `capabilities.priorities` is true; order holds between bands, not inside one
    * (SQS standard queues are not ordered). `true` means `{ high: 1, low: -1 }`.
@@ -60,10 +60,10 @@ export interface SqsAdapterOptions {
    */
   priorityLanes?: boolean | PriorityLanes;
   /**
-   * Which queues are FIFO queues (SQS name ending in `.fifo`). A queue name that already
+   * Which lanes are FIFO queues (SQS name ending in `.fifo`). A lane name that already
    * ends in `.fifo` always is. Default: only those.
    */
-  fifo?: boolean | ((queueName: string) => boolean);
+  fifo?: boolean | ((laneName: string) => boolean);
   /**
    * How long `probe()` trusts a GetQueueAttributes count, and how long a band that just
    * came back empty is skipped by reserve, ms. Default 1_000.
@@ -140,7 +140,7 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
 export interface SqsAdapter extends Adapter {
   /** The SQS client in use (the injected one, or the adapter's own). */
   readonly client: SQSClient;
-  queue(name: string, options: QueueOptions): Promise<SqsQueue>;
+  lane(name: string, options: LaneStoreOptions): Promise<SqsLane>;
 }
 
 const NAME_RE = /^[A-Za-z0-9_-]{1,80}$/;
@@ -206,7 +206,7 @@ export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
   const client = options.client ?? new SQSClient(options.clientConfig ?? {});
   const capabilities = Object.freeze(sqsCapabilities(bands !== undefined));
   const urls = new Map<string, Promise<string>>();
-  const queues = new Map<string, Promise<SqsQueue>>();
+  const lanes = new Map<string, Promise<SqsLane>>();
   let closed = false;
 
   const queueAttributes = (fifo: boolean): Record<string, string> => ({
@@ -269,7 +269,7 @@ export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
     }
   };
 
-  const open = async (name: string, queueOptions: QueueOptions): Promise<SqsQueue> => {
+  const open = async (name: string, laneOptions: LaneStoreOptions): Promise<SqsLane> => {
     const fifo = isFifo(name);
     const stem = `${prefix}${fifo && name.endsWith(".fifo") ? name.slice(0, -5) : name}`;
     const sqsName = (suffix: string) => `${stem}${suffix}${fifo ? ".fifo" : ""}`;
@@ -278,7 +278,7 @@ export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
       const bare = fifo ? full.slice(0, -5) : full;
       if (!NAME_RE.test(bare) || full.length > 80) {
         throw new ConfigError(
-          "queue",
+          "lane",
           name,
           `SQS queue name "${full}" is invalid: at most 80 characters (".fifo" included) of letters, digits, '-' and '_'`,
         );
@@ -304,14 +304,14 @@ export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
       laneBands.push({ index, name: full, url, minPriority: spec.minPriority });
     }
     const dlqName = sqsName("-dlq");
-    return new SqsQueue({
+    return new SqsLane({
       name,
       client,
       fifo,
       bands: laneBands,
       dlqUrl: (create) => urlOf(dlqName, fifo, create && createQueues),
       dlqName,
-      maxStalls: queueOptions.maxStalls,
+      maxStalls: laneOptions.maxStalls,
       probeCacheMs,
       bufferHoldMs,
       entryRetries,
@@ -325,29 +325,29 @@ export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
     name: "sqs",
     capabilities,
     client,
-    queue(name, queueOptions) {
-      if (closed) return Promise.reject(new QueueClosedError("sqs adapter"));
+    lane(name, laneOptions) {
+      if (closed) return Promise.reject(new ClosedError("sqs adapter"));
       if (typeof name !== "string" || !/^[A-Za-z0-9_-]+(\.fifo)?$/.test(name)) {
         return Promise.reject(
           new ConfigError(
-            "queue",
+            "lane",
             name,
             "letters, digits, '-' and '_' (optionally ending in .fifo)",
           ),
         );
       }
-      let p = queues.get(name);
+      let p = lanes.get(name);
       if (!p) {
-        p = open(name, queueOptions);
-        p.catch(() => queues.delete(name));
-        queues.set(name, p);
+        p = open(name, laneOptions);
+        p.catch(() => lanes.delete(name));
+        lanes.set(name, p);
       }
       return p;
     },
     async close() {
       if (closed) return;
       closed = true;
-      const opened = await Promise.allSettled([...queues.values()]);
+      const opened = await Promise.allSettled([...lanes.values()]);
       await Promise.all(
         opened.map((r) => (r.status === "fulfilled" ? r.value.close() : Promise.resolve())),
       );

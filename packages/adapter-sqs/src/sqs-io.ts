@@ -17,7 +17,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { AdapterError } from "@tasklane/core";
+import { AdapterError } from "@tasklane/core/adapter";
 import { type Batcher, createBatcher } from "./batcher.ts";
 import { type OutgoingMessage, SQS_MAX_MESSAGE_BYTES } from "./codec.ts";
 

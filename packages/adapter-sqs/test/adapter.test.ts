@@ -5,15 +5,11 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { PayloadTooLargeError, QueueClosedError } from "@tasklane/core";
+import { ClosedError, PayloadTooLargeError } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  countSqsRequests,
-  createSqsAdapter,
-  type SqsAdapterOptions,
-  SqsQueue,
-  sqsCapabilities,
-} from "../src/index.ts";
+import { createSqsAdapter, type SqsAdapterOptions, sqsCapabilities } from "../src/index.ts";
+import { countSqsRequests } from "../src/internal.ts";
+import { SqsLane } from "../src/sqs-lane.ts";
 import { job, type SqsServer, sqsClient, startSqs, uniqueName, waitFor } from "./helpers.ts";
 
 let server: SqsServer;
@@ -28,13 +24,13 @@ afterAll(async () => {
   await server.stop();
 });
 
-const queueOptions = { maxStalls: 1, historyLimit: 10 };
+const laneOptions = { maxStalls: 1, historyLimit: 10 };
 const now = (limit = 10, leaseMs = 30_000) => ({ limit, leaseMs, waitMs: 0 });
 
 async function open(options: Omit<SqsAdapterOptions, "client"> = {}, name = uniqueName()) {
   const adapter = createSqsAdapter({ client, ...options });
-  const queue = await adapter.queue(name, queueOptions);
-  return { adapter, queue, name };
+  const lane = await adapter.lane(name, laneOptions);
+  return { adapter, lane, name };
 }
 
 /** Read raw messages of an SQS queue by name (hiding them for `seconds`). */
@@ -105,13 +101,13 @@ describe("capabilities", () => {
 
 describe("put and reserve", () => {
   it("round-trips every job field and hands out a lock", async () => {
-    const { adapter, queue } = await open();
+    const { adapter, lane } = await open();
     const publishedAt = Date.now() - 5;
-    const [r] = await queue.put([
+    const [r] = await lane.put([
       job("a", { task: "email", payload: '{"to":"x"}', appData: '{"k":1}', publishedAt }),
     ]);
     expect(r).toEqual({ id: "a", status: "created" });
-    const { jobs } = await queue.reserve(now());
+    const { jobs } = await lane.reserve(now());
     expect(jobs).toHaveLength(1);
     const j = jobs[0]!;
     expect(j).toMatchObject({
@@ -126,31 +122,31 @@ describe("put and reserve", () => {
     expect(j.malformed).toBeUndefined();
     expect(j.lock.jobId).toBe("a");
     expect(j.lock.expiresAt).toBeGreaterThan(Date.now() + 25_000);
-    expect(await queue.ack([j.lock])).toEqual(["ok"]);
-    expect(await queue.ack([j.lock])).toEqual(["lost"]);
+    expect(await lane.ack([j.lock])).toEqual(["ok"]);
+    expect(await lane.ack([j.lock])).toEqual(["lost"]);
     await adapter.close();
   });
 
   it("coalesces concurrent puts and acks into batch requests", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open();
+      const { adapter, lane } = await open();
       counter.reset();
-      await Promise.all(Array.from({ length: 30 }, (_, i) => queue.put([job(`j${i}`)])));
+      await Promise.all(Array.from({ length: 30 }, (_, i) => lane.put([job(`j${i}`)])));
       expect(counter.byCommand.SendMessageBatchCommand).toBe(3);
       expect(counter.commands).toBe(3);
       const locks = [];
       while (locks.length < 30) {
-        const { jobs } = await queue.reserve(now());
+        const { jobs } = await lane.reserve(now());
         locks.push(...jobs.map((j) => j.lock));
       }
       counter.reset();
-      const statuses = await Promise.all(locks.map((l) => queue.ack([l])));
+      const statuses = await Promise.all(locks.map((l) => lane.ack([l])));
       expect(statuses.flat()).toEqual(Array(30).fill("ok"));
       expect(counter.byCommand.DeleteMessageBatchCommand).toBe(3);
       counter.reset();
       // Nothing left: an empty lane costs one receive.
-      expect((await queue.reserve(now())).jobs).toEqual([]);
+      expect((await lane.reserve(now())).jobs).toEqual([]);
       expect(counter.commands).toBe(1);
       await adapter.close();
     } finally {
@@ -161,9 +157,9 @@ describe("put and reserve", () => {
   it("a call of up to 100 jobs fans out into parallel batch requests of 10", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open({ prefetch: 0 });
+      const { adapter, lane } = await open({ prefetch: 0 });
       counter.reset();
-      await queue.put(Array.from({ length: 100 }, (_, i) => job(`f${i}`)));
+      await lane.put(Array.from({ length: 100 }, (_, i) => job(`f${i}`)));
       expect(counter.byCommand.SendMessageBatchCommand).toBe(10);
       // Receives fan out while they come back full: 1, then 2, then 4 requests at once.
       const sizes: number[] = [];
@@ -171,7 +167,7 @@ describe("put and reserve", () => {
       const locks = [];
       for (let i = 0; i < 3; i++) {
         counter.reset();
-        const { jobs } = await queue.reserve(now(100));
+        const { jobs } = await lane.reserve(now(100));
         sizes.push(jobs.length);
         receives.push(counter.byCommand.ReceiveMessageCommand ?? 0);
         locks.push(...jobs.map((j) => j.lock));
@@ -179,7 +175,7 @@ describe("put and reserve", () => {
       expect(sizes).toEqual([10, 20, 40]);
       expect(receives).toEqual([1, 2, 4]);
       counter.reset();
-      expect(await queue.ack(locks)).toEqual(locks.map(() => "ok"));
+      expect(await lane.ack(locks)).toEqual(locks.map(() => "ok"));
       expect(counter.byCommand.DeleteMessageBatchCommand).toBe(7);
       await adapter.close();
     } finally {
@@ -190,17 +186,17 @@ describe("put and reserve", () => {
   it("splits a batch over 1 MiB into several requests", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open();
+      const { adapter, lane } = await open();
       counter.reset();
       const big = JSON.stringify("x".repeat(400_000));
-      await queue.put([
+      await lane.put([
         job("a", { payload: big }),
         job("b", { payload: big }),
         job("c", { payload: big }),
       ]);
       expect(counter.byCommand.SendMessageBatchCommand).toBe(2);
       let got = 0;
-      while (got < 3) got += (await queue.reserve(now())).jobs.length;
+      while (got < 3) got += (await lane.reserve(now())).jobs.length;
       await adapter.close();
     } finally {
       counter.dispose();
@@ -210,17 +206,17 @@ describe("put and reserve", () => {
   it("refuses a message over 1 MiB for the whole batch, sending nothing", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open();
+      const { adapter, lane } = await open();
       counter.reset();
       const tooBig = JSON.stringify("y".repeat(1_048_576));
-      const attempt = queue.put([job("fine"), job("big", { payload: tooBig })]);
+      const attempt = lane.put([job("fine"), job("big", { payload: tooBig })]);
       await expect(attempt).rejects.toBeInstanceOf(PayloadTooLargeError);
       await expect(attempt).rejects.toMatchObject({
         code: "PAYLOAD_TOO_LARGE",
         limitBytes: 1_048_576,
       });
       expect(counter.commands).toBe(0);
-      expect((await queue.reserve(now())).jobs).toEqual([]);
+      expect((await lane.reserve(now())).jobs).toEqual([]);
       await adapter.close();
     } finally {
       counter.dispose();
@@ -228,7 +224,7 @@ describe("put and reserve", () => {
   });
 
   it("round-trips any Unicode byte-exact, escaping what SQS refuses", async () => {
-    const { adapter, queue, name } = await open();
+    const { adapter, lane, name } = await open();
     const payloads = [
       JSON.stringify({ s: "lone \ud800 surrogate" }), // escaped by JSON.stringify: plain ASCII
       '{"s":"raw \ufffe and \uffff"}',
@@ -238,14 +234,14 @@ describe("put and reserve", () => {
       '{"s":"looks escaped %u0041 %25 %"}',
       '{"s":"tab\\t and real \t newline \n cr \r"}',
     ];
-    await queue.put(
+    await lane.put(
       payloads.map((payload, i) =>
         job(`u${i}`, { payload, appData: payload, task: `task \u0000 ${i} 😀` }),
       ),
     );
     const seen = new Map<string, { payload: string; appData?: string; task: string }>();
     await waitFor(async () => {
-      for (const j of (await queue.reserve(now())).jobs) seen.set(j.id, j as never);
+      for (const j of (await lane.reserve(now())).jobs) seen.set(j.id, j as never);
       return seen.size === payloads.length;
     });
     payloads.forEach((payload, i) => {
@@ -255,7 +251,7 @@ describe("put and reserve", () => {
       expect(j.task).toBe(`task \u0000 ${i} 😀`);
     });
     // Ordinary payloads travel untouched: no escape marker on them.
-    await queue.put([job("plain", { payload: '{"a":"é ü 中文"}' })]);
+    await lane.put([job("plain", { payload: '{"a":"é ü 中文"}' })]);
     const raw = await readRaw(name);
     expect(raw[0]?.Body).toBe('{"a":"é ü 中文"}');
     expect(raw[0]?.MessageAttributes?.["tl-enc"]).toBeUndefined();
@@ -271,39 +267,39 @@ describe("put and reserve", () => {
 
 describe("leases", () => {
   it("a lease that expired is lost; the job comes back with the next attempt", async () => {
-    const { adapter, queue } = await open();
-    await queue.put([job("a")]);
-    const [first] = (await queue.reserve(now(10, 1000))).jobs;
+    const { adapter, lane } = await open();
+    await lane.put([job("a")]);
+    const [first] = (await lane.reserve(now(10, 1000))).jobs;
     expect(first?.attempt).toBe(1);
-    const second = await waitFor(async () => (await queue.reserve(now(10, 30_000))).jobs[0], 5000);
+    const second = await waitFor(async () => (await lane.reserve(now(10, 30_000))).jobs[0], 5000);
     expect(second.id).toBe("a");
     expect(second.attempt).toBe(2);
-    expect(await queue.ack([first!.lock])).toEqual(["lost"]);
-    expect(await queue.extend([first!.lock], 5000)).toEqual(["lost"]);
-    expect(await queue.ack([second.lock])).toEqual(["ok"]);
+    expect(await lane.ack([first!.lock])).toEqual(["lost"]);
+    expect(await lane.extend([first!.lock], 5000)).toEqual(["lost"]);
+    expect(await lane.ack([second.lock])).toEqual(["ok"]);
     await adapter.close();
   });
 
   it("extend keeps the job hidden past its first lease", async () => {
-    const { adapter, queue } = await open();
-    await queue.put([job("a")]);
-    const [j] = (await queue.reserve(now(10, 1000))).jobs;
-    expect(await queue.extend([j!.lock], 3000)).toEqual(["ok"]);
+    const { adapter, lane } = await open();
+    await lane.put([job("a")]);
+    const [j] = (await lane.reserve(now(10, 1000))).jobs;
+    expect(await lane.extend([j!.lock], 3000)).toEqual(["ok"]);
     const until = Date.now() + 1500;
     while (Date.now() < until) {
-      expect((await queue.reserve({ limit: 10, leaseMs: 1000, waitMs: 300 })).jobs).toEqual([]);
+      expect((await lane.reserve({ limit: 10, leaseMs: 1000, waitMs: 300 })).jobs).toEqual([]);
     }
-    expect(await queue.ack([j!.lock])).toEqual(["ok"]);
+    expect(await lane.ack([j!.lock])).toEqual(["ok"]);
     await adapter.close();
   });
 
   it("a forged or foreign token is lost", async () => {
-    const { adapter, queue } = await open();
+    const { adapter, lane } = await open();
     const lock = { jobId: "x", token: "not-a-receipt-handle", expiresAt: Date.now() + 60_000 };
-    expect(await queue.ack([lock])).toEqual(["lost"]);
-    expect(await queue.extend([lock], 1000)).toEqual(["lost"]);
+    expect(await lane.ack([lock])).toEqual(["lost"]);
+    expect(await lane.extend([lock], 1000)).toEqual(["lost"]);
     expect(
-      await queue.nack([
+      await lane.nack([
         { lock, runAt: Date.now(), error: { name: "E", message: "m", reason: "error" } },
       ]),
     ).toEqual(["lost"]);
@@ -311,17 +307,17 @@ describe("leases", () => {
   });
 
   it("a job whose lease expires more than maxStalls times goes dead as stalled", async () => {
-    const { adapter, queue, name } = await open();
-    await queue.put([job("s")]);
+    const { adapter, lane, name } = await open();
+    await lane.put([job("s")]);
     // maxStalls 1: delivery 1 stalls, delivery 2 stalls, the next receive dead-letters it.
-    expect((await queue.reserve(now(10, 1000))).jobs[0]?.attempt).toBe(1);
-    const again = await waitFor(async () => (await queue.reserve(now(10, 1000))).jobs[0], 5000);
+    expect((await lane.reserve(now(10, 1000))).jobs[0]?.attempt).toBe(1);
+    const again = await waitFor(async () => (await lane.reserve(now(10, 1000))).jobs[0], 5000);
     expect(again.attempt).toBe(2);
     // The next receive finds the stall count over the limit and dead-letters the job.
     await waitFor(
       async () => {
-        expect((await queue.reserve(now())).jobs).toEqual([]);
-        return (await queue.counts()).failed === 1;
+        expect((await lane.reserve(now())).jobs).toEqual([]);
+        return (await lane.counts()).failed === 1;
       },
       8000,
       200,
@@ -342,45 +338,45 @@ describe("retries, releases and dead letters", () => {
   };
 
   it("nack with runAt delays the job; the attempt counts", async () => {
-    const { adapter, queue } = await open();
-    await queue.put([job("a")]);
-    const [j] = (await queue.reserve(now())).jobs;
+    const { adapter, lane } = await open();
+    await lane.put([job("a")]);
+    const [j] = (await lane.reserve(now())).jobs;
     const runAt = Date.now() + 1500;
-    expect(await queue.nack([{ lock: j!.lock, runAt, error }])).toEqual(["ok"]);
-    expect((await queue.reserve(now())).jobs).toEqual([]);
-    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0], 6000);
+    expect(await lane.nack([{ lock: j!.lock, runAt, error }])).toEqual(["ok"]);
+    expect((await lane.reserve(now())).jobs).toEqual([]);
+    const back = await waitFor(async () => (await lane.reserve(now())).jobs[0], 6000);
     expect(Date.now()).toBeGreaterThanOrEqual(runAt - 1000);
     expect(back.attempt).toBe(2);
     expect(back.readyAt).toBe(runAt);
-    await queue.ack([back.lock]);
+    await lane.ack([back.lock]);
     await adapter.close();
   });
 
   it("release hands the job back due now without counting the attempt", async () => {
-    const { adapter, queue } = await open();
-    await queue.put([job("a")]);
-    const [j] = (await queue.reserve(now())).jobs;
-    expect(await queue.release([{ lock: j!.lock, uncounted: true }])).toEqual(["ok"]);
-    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    const { adapter, lane } = await open();
+    await lane.put([job("a")]);
+    const [j] = (await lane.reserve(now())).jobs;
+    expect(await lane.release([{ lock: j!.lock, uncounted: true }])).toEqual(["ok"]);
+    const back = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
     expect(back.attempt).toBe(1);
     // A retry after the release still counts from there.
-    await queue.nack([{ lock: back.lock, runAt: Date.now(), error }]);
-    const third = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    await lane.nack([{ lock: back.lock, runAt: Date.now(), error }]);
+    const third = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
     expect(third.attempt).toBe(2);
-    expect(await queue.release([{ lock: back.lock, uncounted: true }])).toEqual(["lost"]);
+    expect(await lane.release([{ lock: back.lock, uncounted: true }])).toEqual(["lost"]);
     await adapter.close();
   });
 
   it("nack dead moves the job to <name>-dlq with its error; retryFailed moves it back", async () => {
-    const { adapter, queue, name } = await open();
-    await queue.put([job("a", { appData: '{"x":1}' }), job("b")]);
-    const got = (await queue.reserve(now())).jobs;
+    const { adapter, lane, name } = await open();
+    await lane.put([job("a", { appData: '{"x":1}' }), job("b")]);
+    const got = (await lane.reserve(now())).jobs;
     expect(got).toHaveLength(2);
-    const statuses = await queue.nack(
+    const statuses = await lane.nack(
       got.map((j) => ({ lock: j.lock, dead: true as const, error })),
     );
     expect(statuses).toEqual(["ok", "ok"]);
-    expect((await queue.counts()).failed).toBe(2);
+    expect((await lane.counts()).failed).toBe(2);
     const raw = await readRaw(`${name}-dlq`, 1);
     expect(raw).toHaveLength(2);
     const attrs = raw[0]!.MessageAttributes!;
@@ -389,23 +385,23 @@ describe("retries, releases and dead letters", () => {
     expect(attrs["tl-error-stack"]?.StringValue).toBe("Boom: it broke\n  at x");
     expect(attrs["tl-error-reason"]?.StringValue).toBe("error");
     // The raw read hid them for a second; retryFailed("a") finds "a" once they show again.
-    const moved = await waitFor(async () => queue.retryFailed!(["a"]), 5000, 200);
+    const moved = await waitFor(async () => lane.retryFailed!(["a"]), 5000, 200);
     expect(moved).toBe(1);
-    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    const back = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
     expect(back).toMatchObject({ id: "a", attempt: 1, appData: '{"x":1}' });
-    expect(await queue.retryFailed!()).toBe(1);
-    const b = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(await lane.retryFailed!()).toBe(1);
+    const b = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
     expect(b.id).toBe("b");
-    expect((await queue.counts()).failed).toBe(0);
+    expect((await lane.counts()).failed).toBe(0);
     await adapter.close();
   });
 
   it("trims a huge stack so the dead letter fits", async () => {
-    const { adapter, queue, name } = await open();
-    await queue.put([job("a", { payload: JSON.stringify("p".repeat(900_000)) })]);
-    const [j] = (await queue.reserve(now())).jobs;
+    const { adapter, lane, name } = await open();
+    await lane.put([job("a", { payload: JSON.stringify("p".repeat(900_000)) })]);
+    const [j] = (await lane.reserve(now())).jobs;
     const stack = "s".repeat(400_000);
-    expect(await queue.nack([{ lock: j!.lock, dead: true, error: { ...error, stack } }])).toEqual([
+    expect(await lane.nack([{ lock: j!.lock, dead: true, error: { ...error, stack } }])).toEqual([
       "ok",
     ]);
     const [dead] = await readRaw(`${name}-dlq`);
@@ -416,18 +412,18 @@ describe("retries, releases and dead letters", () => {
   });
 
   it("hands out a foreign or malformed message with `malformed`, and dead-letters it", async () => {
-    const { adapter, queue, name } = await open();
+    const { adapter, lane, name } = await open();
     await sendRaw(name, "not json at all");
     await sendRaw(name, '{"ok":true}', { tl: '{"id":"m","task":"t","v":1,"p":0' });
     const got: Array<{ id: string; malformed?: string; payload: string; lock: never }> = [];
     await waitFor(async () => {
-      got.push(...((await queue.reserve(now())).jobs as never[]));
+      got.push(...((await lane.reserve(now())).jobs as never[]));
       return got.length === 2;
     });
     for (const j of got)
       expect(j.malformed).toMatch(/not written by tasklane|invalid "tl" attribute/);
     expect(got.map((j) => j.payload).sort()).toEqual(["not json at all", '{"ok":true}']);
-    const statuses = await queue.nack(
+    const statuses = await lane.nack(
       got.map((j) => ({
         lock: j.lock,
         dead: true as const,
@@ -447,57 +443,57 @@ describe("retries, releases and dead letters", () => {
 
 describe("delays", () => {
   it("a delayed job is not handed out before its runAt", async () => {
-    const { adapter, queue } = await open();
+    const { adapter, lane } = await open();
     const runAt = Date.now() + 2000;
-    await queue.put([job("d", { runAt })]);
-    expect((await queue.reserve(now())).jobs).toEqual([]);
-    expect((await queue.counts()).delayed).toBe(1);
-    const j = await waitFor(async () => (await queue.reserve(now())).jobs[0], 6000);
+    await lane.put([job("d", { runAt })]);
+    expect((await lane.reserve(now())).jobs).toEqual([]);
+    expect((await lane.counts()).delayed).toBe(1);
+    const j = await waitFor(async () => (await lane.reserve(now())).jobs[0], 6000);
     expect(Date.now()).toBeGreaterThanOrEqual(runAt - 1000);
     expect(j).toMatchObject({ id: "d", attempt: 1, readyAt: runAt });
     await adapter.close();
   });
 
   it("a job received before its runAt (longer than 15 min) is re-delayed, not run", async () => {
-    const { adapter, queue, name } = await open();
+    const { adapter, lane, name } = await open();
     // What a 15-minute hop delivers: a message whose runAt is still an hour away.
     const runAt = Date.now() + 3_600_000;
     await sendRaw(name, "{}", {
       tl: JSON.stringify({ v: 1, id: "later", task: "t", p: 0, pub: Date.now(), run: runAt }),
     });
-    expect((await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
+    expect((await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
     // It went back as a fresh copy, delayed by SQS's longest delay (900 s).
     await waitFor(async () => {
-      const c = await queue.counts();
+      const c = await lane.counts();
       return c.delayed === 1 && c.active === 0;
     });
     await adapter.close();
   });
 
   it("a put longer than 15 minutes is accepted (first hop of 900 s)", async () => {
-    const { adapter, queue } = await open();
-    await queue.put([job("far", { runAt: Date.now() + 2 * 3_600_000 })]);
-    expect((await queue.counts()).delayed).toBe(1);
+    const { adapter, lane } = await open();
+    await lane.put([job("far", { runAt: Date.now() + 2 * 3_600_000 })]);
+    expect((await lane.counts()).delayed).toBe(1);
     await adapter.close();
   });
 });
 
 describe("long polls", () => {
   it("a waiting reserve wakes on a put", async () => {
-    const { adapter, queue } = await open();
-    const pending = queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 5000 });
+    const { adapter, lane } = await open();
+    const pending = lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 5000 });
     await new Promise((r) => setTimeout(r, 100));
-    await queue.put([job("w")]);
+    await lane.put([job("w")]);
     const { jobs } = await pending;
     expect(jobs.map((j) => j.id)).toEqual(["w"]);
     await adapter.close();
   });
 
   it("an aborted signal ends the wait at once, and a later put is not swallowed", async () => {
-    const { adapter, queue } = await open();
+    const { adapter, lane } = await open();
     const controller = new AbortController();
     const started = Date.now();
-    const pending = queue.reserve({
+    const pending = lane.reserve({
       limit: 10,
       leaseMs: 30_000,
       waitMs: 10_000,
@@ -507,8 +503,8 @@ describe("long polls", () => {
     expect((await pending).jobs).toEqual([]);
     expect(Date.now() - started).toBeLessThan(1000);
     // The SQS long poll may still be open: whatever it brings goes to the next reserve.
-    await queue.put([job("after")]);
-    const j = await waitFor(async () => (await queue.reserve(now())).jobs[0], 3000);
+    await lane.put([job("after")]);
+    const j = await waitFor(async () => (await lane.reserve(now())).jobs[0], 3000);
     expect(j.id).toBe("after");
     await adapter.close();
   });
@@ -516,10 +512,10 @@ describe("long polls", () => {
   it("idle: one receive per long-poll period", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open();
+      const { adapter, lane } = await open();
       counter.reset();
       const started = Date.now();
-      for (let i = 0; i < 3; i++) await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
+      for (let i = 0; i < 3; i++) await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
       expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
       // At most one poll is in flight per SQS queue, and each lasts the long-poll period.
       expect(counter.byCommand.ReceiveMessageCommand).toBeGreaterThanOrEqual(2);
@@ -547,22 +543,22 @@ describe("long polls", () => {
       { step: "initialize", name },
     );
     try {
-      const { adapter, queue } = await open({ prefetch: 0 });
-      await queue.put(Array.from({ length: 150 }, (_, i) => job(`b${i}`)));
+      const { adapter, lane } = await open({ prefetch: 0 });
+      await lane.put(Array.from({ length: 150 }, (_, i) => job(`b${i}`)));
       const wait = { limit: 100, leaseMs: 30_000, waitMs: 1000 };
-      const first = await queue.reserve(wait);
+      const first = await lane.reserve(wait);
       expect(first.jobs).toHaveLength(10);
       // A full receive: the band holds more (approximately), so the worker stays on it.
       expect(first.ready).toBeGreaterThan(0);
       const sizes = [first.jobs.length];
-      for (let i = 0; i < 4; i++) sizes.push((await queue.reserve(wait)).jobs.length);
+      for (let i = 0; i < 4; i++) sizes.push((await lane.reserve(wait)).jobs.length);
       // Long poll of 10, then 1, 2, 4 and 8 parallel receives of 10 (the last one short).
       expect(sizes).toEqual([10, 10, 20, 40, 70]);
       expect(polls).toBe(1);
       expect(receives).toBe(1 + 1 + 2 + 4 + 8);
       // Drained (the last receives came back short): the next reserve long-polls again.
       const started = Date.now();
-      const empty = await queue.reserve(wait);
+      const empty = await lane.reserve(wait);
       expect(empty.jobs).toHaveLength(0);
       expect(empty.ready).toBeUndefined();
       expect(Date.now() - started).toBeGreaterThanOrEqual(900);
@@ -573,26 +569,26 @@ describe("long polls", () => {
     }
   });
 
-  it("close ends a pending long poll with no jobs; later calls throw QueueClosedError", async () => {
+  it("close ends a pending long poll with no jobs; later calls throw ClosedError", async () => {
     const own = createSqsAdapter({ client });
-    const queue = await own.queue(uniqueName(), queueOptions);
-    const pending = queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 10_000 });
+    const lane = await own.lane(uniqueName(), laneOptions);
+    const pending = lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 10_000 });
     await new Promise((r) => setTimeout(r, 50));
     const started = Date.now();
     await own.close();
     await own.close();
     expect((await pending).jobs).toEqual([]);
     expect(Date.now() - started).toBeLessThan(1000);
-    await expect(queue.put([job("x")])).rejects.toBeInstanceOf(QueueClosedError);
-    await expect(queue.reserve(now())).rejects.toBeInstanceOf(QueueClosedError);
-    await expect(own.queue("other", queueOptions)).rejects.toBeInstanceOf(QueueClosedError);
+    await expect(lane.put([job("x")])).rejects.toBeInstanceOf(ClosedError);
+    await expect(lane.reserve(now())).rejects.toBeInstanceOf(ClosedError);
+    await expect(own.lane("other", laneOptions)).rejects.toBeInstanceOf(ClosedError);
     // The injected client was not destroyed.
     await expect(
       client
-        .send(new GetQueueUrlCommand({ QueueName: `${queue.name}-dlq` }))
+        .send(new GetQueueUrlCommand({ QueueName: `${lane.name}-dlq` }))
         .catch((e: Error) => e.name),
     ).resolves.toBeDefined();
-    expect((await readRaw(queue.name)).length).toBe(0);
+    expect((await readRaw(lane.name)).length).toBe(0);
   });
 });
 
@@ -600,19 +596,19 @@ describe("prefetch", () => {
   it("reads ahead for a fast worker, and hands back what it does not take, uncounted", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open({ prefetch: 10, bufferHoldMs: 300 });
-      await queue.put(Array.from({ length: 30 }, (_, i) => job(`p${i}`)));
-      const first = await queue.reserve(now());
-      const second = await queue.reserve(now()); // within 100 ms of the first: read ahead
+      const { adapter, lane } = await open({ prefetch: 10, bufferHoldMs: 300 });
+      await lane.put(Array.from({ length: 30 }, (_, i) => job(`p${i}`)));
+      const first = await lane.reserve(now());
+      const second = await lane.reserve(now()); // within 100 ms of the first: read ahead
       expect(first.jobs.length + second.jobs.length).toBe(20);
-      await queue.ack([...first.jobs, ...second.jobs].map((j) => j.lock));
+      await lane.ack([...first.jobs, ...second.jobs].map((j) => j.lock));
       // Nobody reserves the 10 read ahead: after bufferHoldMs they go back to SQS.
       await waitFor(async () => {
-        const c = await queue.counts();
+        const c = await lane.counts();
         return c.active === 0 && c.waiting === 10;
       });
       counter.reset();
-      const rest = await queue.reserve(now());
+      const rest = await lane.reserve(now());
       expect(rest.jobs).toHaveLength(10);
       expect(rest.jobs.every((j) => j.attempt === 1)).toBe(true);
       expect(counter.byCommand.ReceiveMessageCommand).toBe(1);
@@ -625,15 +621,15 @@ describe("prefetch", () => {
   it("a fast worker with one free slot gets a full receive, served one by one", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open({ prefetch: 10 });
-      await queue.put(Array.from({ length: 11 }, (_, i) => job(`c${i}`)));
+      const { adapter, lane } = await open({ prefetch: 10 });
+      await lane.put(Array.from({ length: 11 }, (_, i) => job(`c${i}`)));
       counter.reset();
       const ids: string[] = [];
       for (let i = 0; i < 11; i++) {
-        const { jobs } = await queue.reserve(now(1));
+        const { jobs } = await lane.reserve(now(1));
         expect(jobs).toHaveLength(1);
         ids.push(jobs[0]!.id);
-        await queue.ack([jobs[0]!.lock]);
+        await lane.ack([jobs[0]!.lock]);
       }
       expect(new Set(ids).size).toBe(11);
       // 1 receive of 1 (the band is busy), then 1 of 10 served from memory.
@@ -647,15 +643,15 @@ describe("prefetch", () => {
   it("does not read ahead for a slow worker", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open({ prefetch: 10 });
-      await queue.put(Array.from({ length: 30 }, (_, i) => job(`s${i}`)));
-      await queue.reserve(now());
+      const { adapter, lane } = await open({ prefetch: 10 });
+      await lane.put(Array.from({ length: 30 }, (_, i) => job(`s${i}`)));
+      await lane.reserve(now());
       await new Promise((r) => setTimeout(r, 150));
       counter.reset();
-      await queue.reserve(now());
+      await lane.reserve(now());
       await new Promise((r) => setTimeout(r, 150));
       expect(counter.byCommand.ReceiveMessageCommand).toBe(1);
-      expect((await queue.counts()).waiting).toBe(10);
+      expect((await lane.counts()).waiting).toBe(10);
       await adapter.close();
     } finally {
       counter.dispose();
@@ -667,11 +663,11 @@ describe("probe and counts", () => {
   it("probe is cached for probeCacheMs", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open({ probeCacheMs: 60_000 });
-      await queue.put([job("a"), job("b")]);
+      const { adapter, lane } = await open({ probeCacheMs: 60_000 });
+      await lane.put([job("a"), job("b")]);
       counter.reset();
-      const [p1, p2] = await Promise.all([queue.probe(), queue.probe()]);
-      expect(await queue.probe()).toBe(2);
+      const [p1, p2] = await Promise.all([lane.probe(), lane.probe()]);
+      expect(await lane.probe()).toBe(2);
       expect([p1, p2]).toEqual([2, 2]);
       expect(counter.byCommand.GetQueueAttributesCommand).toBe(1);
       await adapter.close();
@@ -681,26 +677,26 @@ describe("probe and counts", () => {
   });
 
   it("counts waiting, delayed and active (approximately)", async () => {
-    const { adapter, queue } = await open();
-    await queue.put([job("a"), job("b"), job("c", { runAt: Date.now() + 60_000 })]);
-    await queue.reserve(now(1));
-    expect(await queue.counts()).toMatchObject({ waiting: 1, active: 1, delayed: 1, failed: 0 });
+    const { adapter, lane } = await open();
+    await lane.put([job("a"), job("b"), job("c", { runAt: Date.now() + 60_000 })]);
+    await lane.reserve(now(1));
+    expect(await lane.counts()).toMatchObject({ waiting: 1, active: 1, delayed: 1, failed: 0 });
     await adapter.close();
   });
 });
 
-describe("queues", () => {
-  it("one queue object per name, a prefix, and a cached URL", async () => {
+describe("lanes", () => {
+  it("one lane object per name, a prefix, and a cached URL", async () => {
     const counter = countSqsRequests(client);
     try {
       const adapter = createSqsAdapter({ client, queuePrefix: "pre-" });
       const name = uniqueName();
       const [a, b] = await Promise.all([
-        adapter.queue(name, queueOptions),
-        adapter.queue(name, queueOptions),
+        adapter.lane(name, laneOptions),
+        adapter.lane(name, laneOptions),
       ]);
       expect(a).toBe(b);
-      expect(a).toBeInstanceOf(SqsQueue);
+      expect(a).toBeInstanceOf(SqsLane);
       expect(a.bands.map((x) => x.name)).toEqual([`pre-${name}`]);
       expect(counter.byCommand.CreateQueueCommand).toBe(1);
       await adapter.close();
@@ -711,28 +707,28 @@ describe("queues", () => {
 
   it("refuses names SQS cannot hold", async () => {
     const adapter = createSqsAdapter({ client });
-    await expect(adapter.queue("x".repeat(80), queueOptions)).rejects.toThrow(/at most 80/);
-    await expect(adapter.queue("bad name", queueOptions)).rejects.toThrow(/letters/);
+    await expect(adapter.lane("x".repeat(80), laneOptions)).rejects.toThrow(/at most 80/);
+    await expect(adapter.lane("bad name", laneOptions)).rejects.toThrow(/letters/);
     await adapter.close();
   });
 
   it("createQueues false only looks queues up", async () => {
     const adapter = createSqsAdapter({ client, createQueues: false });
-    await expect(adapter.queue(uniqueName(), queueOptions)).rejects.toThrow(/does not exist/);
+    await expect(adapter.lane(uniqueName(), laneOptions)).rejects.toThrow(/does not exist/);
     await adapter.close();
   });
 });
 
 describe("priority lanes", () => {
   it("routes priorities to -high / base / -low SQS queues and drains the higher first", async () => {
-    const { adapter, queue } = await open({ priorityLanes: { high: 5, low: -5 } });
+    const { adapter, lane } = await open({ priorityLanes: { high: 5, low: -5 } });
     expect(adapter.capabilities.priorities).toBe(true);
-    expect((queue as SqsQueue).bands.map((b) => b.name.replace(/^q-\w+/, ""))).toEqual([
+    expect((lane as SqsLane).bands.map((b) => b.name.replace(/^q-\w+/, ""))).toEqual([
       "-high",
       "",
       "-low",
     ]);
-    await queue.put([
+    await lane.put([
       job("low", { priority: -10 }),
       job("mid", { priority: 0 }),
       job("high", { priority: 7 }),
@@ -742,33 +738,33 @@ describe("priority lanes", () => {
     ]);
     const order: string[] = [];
     await waitFor(async () => {
-      const { jobs } = await queue.reserve(now(2));
+      const { jobs } = await lane.reserve(now(2));
       order.push(...jobs.map((j) => j.id));
       return order.length === 6;
     });
     expect(order.slice(0, 2).sort()).toEqual(["high", "high2"]);
     expect(order.slice(2, 4).sort()).toEqual(["mid", "mid2"]);
     expect(order.slice(4).sort()).toEqual(["low", "low2"]);
-    expect(await queue.probe()).toBe(0);
+    expect(await lane.probe()).toBe(0);
     await adapter.close();
   });
 
   it("a high job published while the default band is busy overtakes its backlog", async () => {
     // probeCacheMs of a minute: without the watch on the empty high band, the new high
     // job would wait a minute (or the whole backlog) behind default work.
-    const { adapter, queue, name } = await open({ priorityLanes: true, probeCacheMs: 60_000 });
+    const { adapter, lane, name } = await open({ priorityLanes: true, probeCacheMs: 60_000 });
     // The producer is another process: this adapter learns nothing from its put.
     const producer = createSqsAdapter({ client, priorityLanes: true });
-    const producerQueue = await producer.queue(name, queueOptions);
-    await queue.put(Array.from({ length: 10 }, (_, i) => job(`d${i}`)));
-    await queue.put(Array.from({ length: 10 }, (_, i) => job(`e${i}`)));
-    const first = await queue.reserve(now(2));
+    const producerLane = await producer.lane(name, laneOptions);
+    await lane.put(Array.from({ length: 10 }, (_, i) => job(`d${i}`)));
+    await lane.put(Array.from({ length: 10 }, (_, i) => job(`e${i}`)));
+    const first = await lane.reserve(now(2));
     expect(first.jobs.map((j) => j.id)).toEqual(["d0", "d1"]);
-    await queue.reserve(now(2)); // high known empty: skipped, and now watched
-    await producerQueue.put([job("urgent", { priority: 5 })]);
+    await lane.reserve(now(2)); // high known empty: skipped, and now watched
+    await producerLane.put([job("urgent", { priority: 5 })]);
     const seen: string[] = [];
     await waitFor(async () => {
-      const { jobs } = await queue.reserve(now(2));
+      const { jobs } = await lane.reserve(now(2));
       seen.push(...jobs.map((j) => j.id));
       return seen.includes("urgent");
     });
@@ -780,10 +776,10 @@ describe("priority lanes", () => {
   it("idle with bands: one receive per band per long-poll period", async () => {
     const counter = countSqsRequests(client);
     try {
-      const { adapter, queue } = await open({ priorityLanes: true });
-      await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
+      const { adapter, lane } = await open({ priorityLanes: true });
+      await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
       counter.reset();
-      for (let i = 0; i < 2; i++) await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
+      for (let i = 0; i < 2; i++) await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 });
       expect(counter.byCommand.ReceiveMessageCommand).toBeGreaterThanOrEqual(3);
       expect(counter.byCommand.ReceiveMessageCommand).toBeLessThanOrEqual(6);
       await adapter.close();
@@ -795,55 +791,55 @@ describe("priority lanes", () => {
 
 describe("FIFO queues", () => {
   it("keeps group order, de-duplicates by job id and round-trips groups", async () => {
-    const { adapter, queue } = await open({}, `${uniqueName()}.fifo`);
-    expect((queue as SqsQueue).fifo).toBe(true);
-    const r = await queue.put([
+    const { adapter, lane } = await open({}, `${uniqueName()}.fifo`);
+    expect((lane as SqsLane).fifo).toBe(true);
+    const r = await lane.put([
       job("1", { groupId: "g" }),
       job("2", { groupId: "g" }),
       job("1", { groupId: "g" }),
     ]);
     expect(r.map((x) => x.status)).toEqual(["created", "created", "duplicate"]);
-    await queue.put([job("1", { groupId: "g" })]); // SQS drops it: same dedup id within 5 min
+    await lane.put([job("1", { groupId: "g" })]); // SQS drops it: same dedup id within 5 min
     const ids: string[] = [];
     await waitFor(async () => {
-      const { jobs } = await queue.reserve(now());
+      const { jobs } = await lane.reserve(now());
       ids.push(...jobs.map((j) => j.id));
-      await queue.ack(jobs.map((j) => j.lock));
+      await lane.ack(jobs.map((j) => j.lock));
       return ids.length >= 2;
     });
     expect(ids).toEqual(["1", "2"]);
-    expect((await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
+    expect((await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 1000 })).jobs).toEqual([]);
     await adapter.close();
   });
 
   it("holds a delayed FIFO job until due (by visibility: the early receive counts)", async () => {
-    const { adapter, queue } = await open({}, `${uniqueName()}.fifo`);
+    const { adapter, lane } = await open({}, `${uniqueName()}.fifo`);
     const runAt = Date.now() + 2000;
-    await queue.put([job("later", { runAt })]);
-    expect((await queue.reserve(now())).jobs).toEqual([]);
-    const j = await waitFor(async () => (await queue.reserve(now())).jobs[0], 6000);
+    await lane.put([job("later", { runAt })]);
+    expect((await lane.reserve(now())).jobs).toEqual([]);
+    const j = await waitFor(async () => (await lane.reserve(now())).jobs[0], 6000);
     expect(Date.now()).toBeGreaterThanOrEqual(runAt - 1000);
     expect(j).toMatchObject({ id: "later", readyAt: runAt, attempt: 2 });
     // A FIFO release keeps the job at the head of its group; the attempt counts (README).
-    expect(await queue.release([{ lock: j.lock, uncounted: true }])).toEqual(["ok"]);
-    const again = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect(await lane.release([{ lock: j.lock, uncounted: true }])).toEqual(["ok"]);
+    const again = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
     expect(again).toMatchObject({ id: "later", attempt: 3 });
     await adapter.close();
   });
 
   it("the fifo option makes a FIFO queue of a plain name; nack dead reaches a FIFO DLQ", async () => {
-    const { adapter, queue } = await open({ fifo: true });
-    expect((queue as SqsQueue).bands[0]?.name.endsWith(".fifo")).toBe(true);
-    await queue.put([job("a")]);
-    const [j] = (await queue.reserve(now())).jobs;
+    const { adapter, lane } = await open({ fifo: true });
+    expect((lane as SqsLane).bands[0]?.name.endsWith(".fifo")).toBe(true);
+    await lane.put([job("a")]);
+    const [j] = (await lane.reserve(now())).jobs;
     expect(
-      await queue.nack([
+      await lane.nack([
         { lock: j!.lock, dead: true, error: { name: "E", message: "m", reason: "error" } },
       ]),
     ).toEqual(["ok"]);
-    expect((await queue.counts()).failed).toBe(1);
-    expect(await queue.retryFailed!()).toBe(1);
-    const back = await waitFor(async () => (await queue.reserve(now())).jobs[0]);
+    expect((await lane.counts()).failed).toBe(1);
+    expect(await lane.retryFailed!()).toBe(1);
+    const back = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
     expect(back.id).toBe("a");
     await adapter.close();
   });

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const queueOptions = { maxStalls: 5, historyLimit: 10 };
+const laneOptions = { maxStalls: 5, historyLimit: 10 };
 
 describe("through a proxy that throttles and fails requests", () => {
   let proxy: FaultProxy;
@@ -43,17 +43,17 @@ describe("through a proxy that throttles and fails requests", () => {
 
   it("loses no job: batches are retried, at-least-once is kept", async () => {
     const adapter = createSqsAdapter({ client });
-    const queue = await adapter.queue(uniqueName("faults"), queueOptions);
+    const lane = await adapter.lane(uniqueName("faults"), laneOptions);
     const ids = Array.from({ length: 120 }, (_, i) => `job-${i}`);
     // 120 concurrent single puts: coalesced into batches, each retried through faults.
-    await Promise.all(ids.map((id) => queue.put([job(id)])));
+    await Promise.all(ids.map((id) => lane.put([job(id)])));
     const done = new Set<string>();
     let deliveries = 0;
     await waitFor(
       async () => {
-        const { jobs } = await queue.reserve({ limit: 10, leaseMs: 1000, waitMs: 200 });
+        const { jobs } = await lane.reserve({ limit: 10, leaseMs: 1000, waitMs: 200 });
         deliveries += jobs.length;
-        const statuses = await queue.ack(jobs.map((j) => j.lock));
+        const statuses = await lane.ack(jobs.map((j) => j.lock));
         jobs.forEach((j, i) => {
           if (statuses[i] === "ok") done.add(j.id);
         });
@@ -72,23 +72,23 @@ describe("through a proxy that throttles and fails requests", () => {
 
   it("heartbeats and retries survive faults too", async () => {
     const adapter = createSqsAdapter({ client });
-    const queue = await adapter.queue(uniqueName("faults"), queueOptions);
-    await queue.put([job("a"), job("b")]);
+    const lane = await adapter.lane(uniqueName("faults"), laneOptions);
+    await lane.put([job("a"), job("b")]);
     // Short lease: a receive whose answer the proxy loses hides its messages that long.
     const got = await waitFor(async () => {
-      const { jobs } = await queue.reserve({ limit: 10, leaseMs: 2000, waitMs: 200 });
+      const { jobs } = await lane.reserve({ limit: 10, leaseMs: 2000, waitMs: 200 });
       return jobs.length > 0 ? jobs : undefined;
     });
     for (let i = 0; i < 6; i++) {
       expect(
-        await queue.extend(
+        await lane.extend(
           got.map((j) => j.lock),
           30_000,
         ),
       ).toEqual(got.map(() => "ok"));
     }
     const error = { name: "E", message: "m", reason: "error" as const };
-    expect(await queue.nack(got.map((j) => ({ lock: j.lock, runAt: Date.now(), error })))).toEqual(
+    expect(await lane.nack(got.map((j) => ({ lock: j.lock, runAt: Date.now(), error })))).toEqual(
       got.map(() => "ok"),
     );
     await adapter.close();
@@ -107,14 +107,14 @@ describe("per-entry failures inside a batch response", () => {
     const client = sqsClient(proxy.endpoint, 3);
     const errors: Error[] = [];
     const adapter = createSqsAdapter({ client, onError: (e) => errors.push(e) });
-    const queue = await adapter.queue(uniqueName("entries"), queueOptions);
+    const lane = await adapter.lane(uniqueName("entries"), laneOptions);
     const ids = Array.from({ length: 10 }, (_, i) => `e${i}`);
-    await queue.put(ids.map((id) => job(id)));
+    await lane.put(ids.map((id) => job(id)));
     expect(proxy.injected.SendMessageBatch).toBe(1);
     const got = new Set<string>();
     await waitFor(async () => {
-      const { jobs } = await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 200 });
-      const statuses = await queue.ack(jobs.map((j) => j.lock));
+      const { jobs } = await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 200 });
+      const statuses = await lane.ack(jobs.map((j) => j.lock));
       expect(statuses).toEqual(jobs.map(() => "ok"));
       for (const j of jobs) got.add(j.id);
       return got.size === 10;
@@ -122,13 +122,13 @@ describe("per-entry failures inside a batch response", () => {
     expect(proxy.injected.DeleteMessageBatch).toBeGreaterThanOrEqual(1);
     // Not retryable: the put says which job was not written (the others were).
     mode = "entry-rejected";
-    const failing = queue.put([job("r1"), job("r2"), job("r3")]);
+    const failing = lane.put([job("r1"), job("r2"), job("r3")]);
     await expect(failing).rejects.toMatchObject({
       code: "ADAPTER",
       failures: [expect.stringMatching(/^r3: InvalidParameterValue/)],
     });
     const left = await waitFor(
-      async () => (await queue.reserve({ limit: 10, leaseMs: 30_000, waitMs: 200 })).jobs,
+      async () => (await lane.reserve({ limit: 10, leaseMs: 30_000, waitMs: 200 })).jobs,
     );
     expect(left.map((j) => j.id).sort()).toEqual(["r1", "r2"]);
     expect(errors).toEqual([]);
@@ -146,8 +146,8 @@ describe("a backend that keeps failing", () => {
     const client = sqsClient(proxy.endpoint, 1);
     const errors: Error[] = [];
     const adapter = createSqsAdapter({ client, onError: (e) => errors.push(e) });
-    const queue = await adapter.queue(uniqueName("down"), queueOptions);
-    const reserve = (waitMs: number) => queue.reserve({ limit: 10, leaseMs: 30_000, waitMs });
+    const lane = await adapter.lane(uniqueName("down"), laneOptions);
+    const reserve = (waitMs: number) => lane.reserve({ limit: 10, leaseMs: 30_000, waitMs });
     await expect(reserve(0)).rejects.toMatchObject({ code: "ADAPTER" });
     const started = Date.now();
     await expect(reserve(5000)).rejects.toMatchObject({ code: "ADAPTER" });
@@ -167,8 +167,8 @@ describe("a worker killed mid-job", () => {
     const name = uniqueName("killed");
     const a = createSqsAdapter({ client: clientA });
     const b = createSqsAdapter({ client: clientB });
-    const qa = await a.queue(name, queueOptions);
-    const qb = await b.queue(name, queueOptions);
+    const qa = await a.lane(name, laneOptions);
+    const qb = await b.lane(name, laneOptions);
     await qa.put([job("k")]);
     // Worker A takes the job with a 1 s lease, then "dies": no ack, no heartbeat, and its
     // process (client and adapter) goes away.

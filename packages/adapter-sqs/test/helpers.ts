@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SQSClient, type SQSClientConfig } from "@aws-sdk/client-sqs";
-import type { NewJob } from "@tasklane/core";
+import type { NewJob } from "@tasklane/core/adapter";
 import { startFauxqs } from "fauxqs";
 
 export interface SqsServer {
@@ -56,7 +56,7 @@ export function sqsClient(endpoint: string, fastRetries?: number): SQSClient {
   return new SQSClient(config);
 }
 
-/** A queue name no other test uses. */
+/** A lane name no other test uses. */
 export function uniqueName(prefix = "q"): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }

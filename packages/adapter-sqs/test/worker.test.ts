@@ -1,7 +1,8 @@
 import { GetQueueUrlCommand, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { createTasklane, defineTask } from "@tasklane/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { countSqsRequests, createSqsAdapter } from "../src/index.ts";
+import { createSqsAdapter } from "../src/index.ts";
+import { countSqsRequests } from "../src/internal.ts";
 import { type SqsServer, sqsClient, startSqs, uniqueName, waitFor } from "./helpers.ts";
 
 let server: SqsServer;
@@ -36,7 +37,7 @@ it("a worker with concurrency 100 keeps 100 jobs running and survives a foreign 
   let peak = 0;
   const work = defineTask({
     name: "work",
-    queue: lane,
+    lane,
     schema,
     async run(payload: { n: number }) {
       running++;
@@ -49,7 +50,7 @@ it("a worker with concurrency 100 keeps 100 jobs running and survives a foreign 
   const counter = countSqsRequests(client);
   const tl = createTasklane({
     adapter: createSqsAdapter({ client }),
-    queues: [{ name: lane, leaseMs: 30_000 }],
+    lanes: [{ name: lane, leaseMs: 30_000 }],
     tasks: [work],
   });
   await tl.publishMany(
@@ -61,7 +62,7 @@ it("a worker with concurrency 100 keeps 100 jobs running and survives a foreign 
   const worker = tl.worker({ concurrency: 100 });
   await worker.start();
   await waitFor(() => done.size === 300, 20_000);
-  await waitFor(async () => (await tl.queue(lane).counts()).failed === 1, 5000);
+  await waitFor(async () => (await tl.lane(lane).counts()).failed === 1, 5000);
   expect(worker.running).toBe(true);
   expect(peak).toBeGreaterThan(10);
   expect(peak).toBeLessThanOrEqual(100);
@@ -79,7 +80,7 @@ it("a worker draining a backlog keeps several receives in flight, not one long p
   let done = 0;
   const work = defineTask({
     name: "work",
-    queue: lane,
+    lane,
     schema,
     async run() {
       done++;
@@ -105,7 +106,7 @@ it("a worker draining a backlog keeps several receives in flight, not one long p
   );
   const tl = createTasklane({
     adapter: createSqsAdapter({ client }),
-    queues: [{ name: lane, leaseMs: 30_000, batchSize: 100, longPollMs: 1_000 }],
+    lanes: [{ name: lane, leaseMs: 30_000, batchSize: 100, longPollMs: 1_000 }],
     tasks: [work],
   });
   try {

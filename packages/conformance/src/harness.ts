@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { Adapter, Capabilities, Clock, NewJob, Queue, QueueOptions } from "@tasklane/core";
 import { systemClock } from "@tasklane/core";
-import type { ConformanceOptions } from "./index.ts";
+import type {
+  Adapter,
+  Capabilities,
+  Clock,
+  LaneStore,
+  LaneStoreOptions,
+  NewJob,
+} from "@tasklane/core/adapter";
+import type { ConformanceOptions } from "./options.ts";
 
 /** What every conformance test gets. */
 export interface Harness {
@@ -19,18 +26,18 @@ export interface Harness {
     what: string,
     timeoutMs?: number,
   ): Promise<T>;
-  /** A fresh queue under a unique name. */
-  freshQueue(options?: Partial<QueueOptions>): Promise<Queue>;
-  /** A unique name (for queues, namespaces). */
+  /** A fresh lane under a unique name. */
+  freshLane(options?: Partial<LaneStoreOptions>): Promise<LaneStore>;
+  /** A unique name (for lanes, namespaces). */
   uniqueName(prefix?: string): string;
   /** A job ready to put. */
   job(overrides?: Partial<NewJob>): NewJob;
   /** Reserve until `count` jobs were taken (several calls on backends that return fewer). */
   reserveAll(
-    queue: Queue,
+    lane: LaneStore,
     count: number,
     leaseMs: number,
-  ): Promise<import("@tasklane/core").ReservedJob[]>;
+  ): Promise<import("@tasklane/core/adapter").ReservedJob[]>;
 }
 
 export async function createHarness(options: ConformanceOptions): Promise<Harness> {
@@ -69,8 +76,8 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
     pass,
     waitFor,
     uniqueName,
-    freshQueue: (overrides = {}) =>
-      adapter.queue(uniqueName(), { maxStalls: 3, historyLimit: 20, ...overrides }),
+    freshLane: (overrides = {}) =>
+      adapter.lane(uniqueName(), { maxStalls: 3, historyLimit: 20, ...overrides }),
     job: (overrides = {}) => ({
       id: randomUUID(),
       task: "conformance",
@@ -79,10 +86,10 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
       publishedAt: now(),
       ...overrides,
     }),
-    async reserveAll(queue, count, leaseMs) {
-      const taken: import("@tasklane/core").ReservedJob[] = [];
+    async reserveAll(lane, count, leaseMs) {
+      const taken: import("@tasklane/core/adapter").ReservedJob[] = [];
       await waitFor(async () => {
-        const r = await queue.reserve({
+        const r = await lane.reserve({
           limit: Math.min(count - taken.length, caps.maxBatch),
           leaseMs,
           waitMs: 0,

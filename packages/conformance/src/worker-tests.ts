@@ -6,7 +6,6 @@ import {
   defineTask,
   LockLostError,
   PayloadTooLargeError,
-  sleep,
   type Tasklane,
   type TasklaneEvents,
   type TasklaneOptions,
@@ -14,10 +13,11 @@ import {
   UnrecoverableError,
   ValidationError,
 } from "@tasklane/core";
+import { sleep } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Harness } from "./harness.ts";
-import type { ConformanceOptions } from "./index.ts";
+import type { ConformanceOptions } from "./options.ts";
 
 /**
  * `adapter`, with every lane's `extend` failing as over a broken network while
@@ -31,8 +31,8 @@ function withFailingHeartbeats(adapter: Adapter, partition: { cut: boolean }): A
     capabilities: adapter.capabilities,
     close: () => adapter.close(),
     ...(adapter.subscribe ? { subscribe: adapter.subscribe.bind(adapter) } : {}),
-    queue: async (name, options) => {
-      const lane = await adapter.queue(name, options);
+    lane: async (name, options) => {
+      const lane = await adapter.lane(name, options);
       return new Proxy(lane, {
         get(target, prop, receiver) {
           if (prop === "extend" && partition.cut) return failing;
@@ -54,7 +54,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
     });
 
-    /** A client on a fresh namespace (fresh queues), recording every event. */
+    /** A client on a fresh namespace (fresh lanes), recording every event. */
     const setup = (
       h: Harness,
       overrides: Partial<TasklaneOptions> & Pick<TasklaneOptions, "tasks">,
@@ -64,7 +64,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
         closeAdapter: false,
         clock: h.clock,
         namespace: h.uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
-        queues: [
+        lanes: [
           {
             name: "work",
             leaseMs: 20 * h.unit,
@@ -101,7 +101,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       const ran: number[] = [];
       const task = defineTask({
         name: "add",
-        queue: "work",
+        lane: "work",
         schema: z.object({ n: z.number() }),
         run: ({ n }) => void ran.push(n),
       });
@@ -118,7 +118,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       await worker.stop();
       expect(worker.held).toBe(0);
       if (h.caps.exactCounts)
-        expect(await tl.queue("work").counts()).toMatchObject({
+        expect(await tl.lane("work").counts()).toMatchObject({
           waiting: 0,
           active: 0,
           delayed: 0,
@@ -130,7 +130,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       if (!h.caps.dedup) return ctx.skip();
       const task = defineTask({
         name: "once",
-        queue: "work",
+        lane: "work",
         schema: z.object({ n: z.number() }),
         run: () => {},
       });
@@ -147,7 +147,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       expect(results.map((r) => r.status)).toEqual(["created", "duplicate", "created"]);
       expect(results[1]?.id).toBe("order-7");
       if (h.caps.get) {
-        const info = await tl.queue("work").get("order-7");
+        const info = await tl.lane("work").get("order-7");
         expect(JSON.parse(info?.payload ?? "null")).toEqual({ n: 0 });
       }
     });
@@ -158,7 +158,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       let calls = 0;
       const task = defineTask({
         name: "flaky",
-        queue: "work",
+        lane: "work",
         schema: z.object({}),
         retry: { maxAttempts: 3, baseMs: base, jitter: 0 },
         run: (_p, ctx) => {
@@ -187,7 +187,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       let calls = 0;
       const task = defineTask({
         name: "doomed",
-        queue: "work",
+        lane: "work",
         schema: z.object({}),
         retry: { maxAttempts: 5 },
         run: () => {
@@ -206,7 +206,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
         message: "cannot ever work",
         reason: "unrecoverable",
       });
-      if (h.caps.get) expect((await tl.queue("work").get(id))?.state).toBe("failed");
+      if (h.caps.get) expect((await tl.lane("work").get(id))?.state).toBe("failed");
     });
 
     it("aborts a job past its time limit and counts it as a failure", async () => {
@@ -214,7 +214,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       let reason: unknown;
       const task = defineTask({
         name: "slow",
-        queue: "work",
+        lane: "work",
         schema: z.object({}),
         timeLimitMs: 2 * h.unit,
         retry: { maxAttempts: 1 },
@@ -240,7 +240,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       const leaseMs = 3 * h.unit;
       const task = defineTask({
         name: "long",
-        queue: "work",
+        lane: "work",
         schema: z.object({}),
         run: async (_p, ctx) => {
           calls++;
@@ -249,7 +249,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       });
       const { tl, seen } = setup(h, {
         tasks: [task],
-        queues: [{ name: "work", leaseMs, longPollMs: h.unit }],
+        lanes: [{ name: "work", leaseMs, longPollMs: h.unit }],
       });
       await tl.publish(task, {});
       await tl.worker().start();
@@ -264,7 +264,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       let reason: unknown;
       const task = defineTask({
         name: "hold",
-        queue: "work",
+        lane: "work",
         schema: z.object({}),
         run: (_p, ctx) =>
           new Promise<void>((resolve) => {
@@ -280,7 +280,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
         adapter: withFailingHeartbeats(h.adapter, partition),
         tasks: [task],
         namespace,
-        queues: [{ name: "work", leaseMs, longPollMs: h.unit }],
+        lanes: [{ name: "work", leaseMs, longPollMs: h.unit }],
       });
       await tl.publish(task, {});
       // A partition: the worker's heartbeats fail, the lease runs out, and a rival consumer
@@ -289,7 +289,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       // the lease is gone.
       await tl.worker({ concurrency: 1, prefetch: 0 }).start();
       await h.waitFor(() => seen.started.length === 1, "the job to start");
-      const rival = await h.adapter.queue(`${namespace}_work`, { maxStalls: 3, historyLimit: 20 });
+      const rival = await h.adapter.lane(`${namespace}_work`, { maxStalls: 3, historyLimit: 20 });
       const stolen = await h.waitFor(
         async () => (await rival.reserve({ limit: 1, leaseMs: 30 * h.unit, waitMs: 0 })).jobs[0],
         "the rival to take the job",
@@ -308,7 +308,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       let reason: unknown;
       const task = defineTask({
         name: "cancelme",
-        queue: "work",
+        lane: "work",
         schema: z.object({}),
         run: (_p, c) =>
           new Promise<void>((_resolve, reject) => {
@@ -322,11 +322,11 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       const { id } = await tl.publish(task, {});
       await tl.worker().start();
       await h.waitFor(() => seen.started.length === 1, "the job to start");
-      expect(await tl.queue("work").cancel([id])).toEqual(["canceled"]);
+      expect(await tl.lane("work").cancel([id])).toEqual(["canceled"]);
       await h.waitFor(() => seen.canceled.length === 1, "the canceled event");
       expect(reason).toBeInstanceOf(CanceledError);
       expect(seen.failed).toEqual([]);
-      if (h.caps.get) expect((await tl.queue("work").get(id))?.state).toBe("canceled");
+      if (h.caps.get) expect((await tl.lane("work").get(id))?.state).toBe("canceled");
     });
 
     it("stops gracefully without losing a job", async () => {
@@ -334,7 +334,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       const done = new Set<number>();
       const task = defineTask({
         name: "steady",
-        queue: "work",
+        lane: "work",
         schema: z.object({ n: z.number() }),
         run: async ({ n }, ctx) => {
           await sleep(tl.clock, h.unit / 4, ctx.signal);
@@ -368,13 +368,13 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       const h = get();
       const task = defineTask({
         name: "known",
-        queue: "work",
+        lane: "work",
         schema: z.object({ ok: z.boolean() }),
         run: () => {},
       });
       const namespace = h.uniqueName("ns");
       const { tl, seen } = setup(h, { tasks: [task], namespace });
-      const raw = await h.adapter.queue(`${namespace}_work`, { maxStalls: 3, historyLimit: 20 });
+      const raw = await h.adapter.lane(`${namespace}_work`, { maxStalls: 3, historyLimit: 20 });
       await raw.put([
         h.job({ task: "nobody-knows-me", payload: "{}" }),
         h.job({ task: "known", payload: "{not json" }),
@@ -397,7 +397,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       const h = get();
       const task = defineTask({
         name: "strict",
-        queue: "work",
+        lane: "work",
         schema: z.object({ email: z.email() }),
         run: () => {},
       });
@@ -416,9 +416,9 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
           { payload: { email: "bad" } },
         ]),
       ).rejects.toBeInstanceOf(ValidationError);
-      expect(await tl.queue("work").probe()).toBe(0);
+      expect(await tl.lane("work").probe()).toBe(0);
       if (h.caps.count)
-        expect(await tl.queue("work").counts()).toMatchObject({ waiting: 0, delayed: 0 });
+        expect(await tl.lane("work").counts()).toMatchObject({ waiting: 0, delayed: 0 });
     });
   });
 }

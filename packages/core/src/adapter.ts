@@ -55,7 +55,7 @@ export interface JobError {
 
 /** A job as core hands it to `put`. Payload and appData are already-encoded JSON text. */
 export interface NewJob {
-  /** Unique within the queue. A second put with the same id is a "duplicate" and a no-op. */
+  /** Unique within the lane. A second put with the same id is a "duplicate" and a no-op. */
   id: string;
   /**
    * True when the client generated `id` itself (a random version 4 UUID: 122 random bits
@@ -71,7 +71,7 @@ export interface NewJob {
   payload: string;
   /** Encoded JSON application data (Kale's app_data), if any. */
   appData?: string;
-  /** Job-level priority inside the queue: higher first, FIFO among equals. Default 0. */
+  /** Job-level priority inside the lane: higher first, FIFO among equals. Default 0. */
   priority: number;
   /** Epoch ms when the job becomes due. Absent or in the past: due now. */
   runAt?: number;
@@ -130,7 +130,7 @@ export interface ReserveOptions {
 export interface ReserveResult {
   jobs: ReservedJob[];
   /**
-   * Jobs still due in this queue after this reserve, when the backend knows it cheaply
+   * Jobs still due in this lane after this reserve, when the backend knows it cheaply
    * (exact or approximate per `capabilities.exactCounts`). Selectors use it instead of
    * probing. Undefined when unknown.
    */
@@ -148,7 +148,7 @@ export interface ReleaseItem {
   uncounted: true;
 }
 
-export interface QueueCounts {
+export interface LaneCounts {
   waiting: number;
   delayed: number;
   active: number;
@@ -176,7 +176,7 @@ export interface JobEvent {
 /** What `get` and `list` return. */
 export interface JobInfo {
   id: string;
-  queue: string;
+  lane: string;
   task: string;
   payload: string;
   appData?: string;
@@ -229,9 +229,9 @@ export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
  * at most once (pub/sub): a worker also learns of a cancel from its next heartbeat.
  */
 export type AdapterEvent =
-  | { type: "canceled"; queue: string; jobId: string }
-  | { type: "put"; queue: string; jobId: string }
-  | { type: LifecycleEventType; queue: string; jobId: string };
+  | { type: "canceled"; lane: string; jobId: string }
+  | { type: "put"; lane: string; jobId: string }
+  | { type: LifecycleEventType; lane: string; jobId: string };
 
 /** Whether an event only reports (a lifecycle event) rather than stopping a handler. */
 export function isLifecycleEvent(
@@ -256,8 +256,8 @@ export interface RetentionPolicy {
   canceled?: { maxAgeMs?: number; maxCount?: number };
 }
 
-/** Options core passes when opening a queue. */
-export interface QueueOptions {
+/** Options core passes when opening a lane. */
+export interface LaneStoreOptions {
   /** Max jobs active across all workers (capability `maxConcurrency`). */
   maxConcurrency?: number;
   /** Lease expiries tolerated before the job goes dead with reason "stalled". */
@@ -284,7 +284,7 @@ export interface Capabilities {
   timeResolutionMs: number;
   /** Counts and `ReserveResult.ready` are exact. */
   exactCounts: boolean;
-  /** Job-level priority inside one queue. */
+  /** Job-level priority inside one lane. */
   priorities: boolean;
   /** A second put with the same id is refused as "duplicate". */
   dedup: boolean;
@@ -340,7 +340,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
 }
 
 /** One lane on one backend. */
-export interface Queue {
+export interface LaneStore {
   readonly name: string;
   put(jobs: NewJob[]): Promise<PutResult[]>;
   reserve(options: ReserveOptions): Promise<ReserveResult>;
@@ -351,7 +351,7 @@ export interface Queue {
   extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]>;
   /** Cheap: how many jobs are due now (approximate allowed). */
   probe(): Promise<number>;
-  counts(): Promise<QueueCounts>;
+  counts(): Promise<LaneCounts>;
 
   // Optional, by capability. Core throws UnsupportedError when absent.
   get?(id: string): Promise<JobInfo | undefined>;
@@ -372,22 +372,22 @@ export interface Adapter {
   /** Short name used in errors ("memory", "redis", "sqs"). */
   readonly name: string;
   readonly capabilities: Capabilities;
-  /** Open (creating if needed) a queue. Calling twice with one name returns one queue. */
-  queue(name: string, options: QueueOptions): Promise<Queue>;
+  /** Open (creating if needed) a lane. Calling twice with one name returns one lane. */
+  lane(name: string, options: LaneStoreOptions): Promise<LaneStore>;
   /** Cross-process events (capability `subscribe`). Returns an unsubscribe function. */
   subscribe?(
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
   ): Promise<() => Promise<void>>;
-  /** Idempotent. Later calls on the adapter or its queues throw QueueClosedError. */
+  /** Idempotent. Later calls on the adapter or its lanes throw ClosedError. */
   close(): Promise<void>;
 }
 
 /**
- * Check the options core (or a third-party caller) passes to `Adapter.queue`; throws
+ * Check the options core (or a third-party caller) passes to `Adapter.lane`; throws
  * ConfigError naming the field. Adapters call it so bad options fail the same way everywhere.
  */
-export function validateQueueOptions(options: QueueOptions): void {
+export function validateLaneStoreOptions(options: LaneStoreOptions): void {
   if (typeof options !== "object" || options === null) {
     throw new ConfigError("options", options, "must be an object");
   }

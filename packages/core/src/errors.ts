@@ -11,8 +11,8 @@ export type ErrorCode =
   | "VALIDATION"
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED"
-  | "QUEUE_CLOSED"
-  | "QUEUE_FULL"
+  | "CLOSED"
+  | "LANE_FULL"
   | "LOCK_LOST"
   | "CANCELED"
   | "TIMEOUT"
@@ -90,18 +90,18 @@ export class UnsupportedError extends TasklaneError {
   }
 }
 
-/** A call on a queue, adapter, client or worker that was already closed. */
-export class QueueClosedError extends TasklaneError {
+/** A call on a lane, adapter, client or worker that was already closed. */
+export class ClosedError extends TasklaneError {
   constructor(what: string) {
-    super("QUEUE_CLOSED", `${what} is closed`);
+    super("CLOSED", `${what} is closed`);
   }
 }
 
-/** A bounded queue is full (memory adapter `maxJobs`). Nothing of the batch was written. */
-export class QueueFullError extends TasklaneError {
+/** A bounded lane is full (memory adapter `maxJobs`). Nothing of the batch was written. */
+export class LaneFullError extends TasklaneError {
   readonly limit: number;
-  constructor(queue: string, limit: number) {
-    super("QUEUE_FULL", `Queue "${queue}" holds its maximum of ${limit} jobs`);
+  constructor(lane: string, limit: number) {
+    super("LANE_FULL", `Lane "${lane}" holds its maximum of ${limit} jobs`);
     this.limit = limit;
   }
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from "eventemitter3";
 import type { JobError } from "./adapter.ts";
 
 interface JobRef {
-  queue: string;
+  lane: string;
   jobId: string;
   task: string;
 }
@@ -33,9 +33,9 @@ export interface TasklaneEvents {
   /** The worker's own lease expired before a heartbeat could renew it (event-loop stall). */
   stalled: JobRef;
   /** Every lane the worker serves is empty and nothing is running. */
-  drained: { queues: string[] };
+  drained: { lanes: string[] };
   /** An infrastructure error the worker survived (it backs off and goes on). */
-  error: { error: unknown; during: string; queue?: string };
+  error: { error: unknown; during: string; lane?: string };
 }
 
 /** Typed event bus (eventemitter3). */

@@ -38,7 +38,7 @@ export function configErrorFrom(prefix: string, error: z.ZodError, input: unknow
   if (issue?.code === "unrecognized_keys") {
     const keys = issue.keys.join(", ");
     const hint = issue.keys.some((k) => k.includes("_"))
-      ? " (Kale's snake_case keys go through fromKaleConfig())"
+      ? " (Kale's snake_case keys go through fromKaleConfig() from @tasklane/core/kale)"
       : "";
     return new ConfigError(field, keys, `unknown option${hint}`);
   }

@@ -1,5 +1,5 @@
 /**
- * Wait-time and run-time statistics, per queue and UTC day: count, mean and variance
+ * Wait-time and run-time statistics, per lane and UTC day: count, mean and variance
  * (Welford's online algorithm) and a histogram. Core owns the math; adapters store the
  * numbers (the Redis adapter mirrors `bucketIndex` and `addSample` in Lua, with the same
  * bounds table, so every backend's histograms line up).
@@ -49,7 +49,7 @@ export interface Summary {
   histogram: Record<number, number>;
 }
 
-/** Stats of one queue for one UTC day. */
+/** Stats of one lane for one UTC day. */
 export interface DayStats {
   /** "YYYY-MM-DD", UTC. */
   day: string;

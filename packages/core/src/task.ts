@@ -11,7 +11,7 @@ export interface JobContext {
   readonly attempt: number;
   /** Total attempts this task allows. */
   readonly maxAttempts: number;
-  readonly queue: string;
+  readonly lane: string;
   readonly task: string;
   /** Decoded `appData` given at publish (Kale's app_data), or undefined. */
   readonly appData: unknown;
@@ -33,8 +33,8 @@ export interface JobContext {
 export interface TaskOptions<S extends StandardSchemaV1> {
   /** Unique task name; stored with each job so a worker finds the handler. */
   name: string;
-  /** The queue (lane) its jobs go to, by config name. */
-  queue: string;
+  /** The lane its jobs go to, by config name. */
+  lane: string;
   /** A Standard Schema validator (zod, valibot, arktype…) for the payload. */
   schema: S;
   /**
@@ -52,7 +52,7 @@ export interface TaskOptions<S extends StandardSchemaV1> {
 /** A defined task. `Input` is what `publish` takes, `Output` what `run` receives. */
 export interface Task<Input = unknown, Output = unknown> {
   readonly name: string;
-  readonly queue: string;
+  readonly lane: string;
   readonly schema: StandardSchemaV1<Input, Output>;
   readonly timeLimitMs: number | undefined;
   readonly retry: RetryPolicy;
@@ -68,7 +68,7 @@ export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
 const taskOptionsSchema = z
   .object({
     name: z.string(),
-    queue: z.string().min(1, "must be a non-empty string"),
+    lane: z.string().min(1, "must be a non-empty string"),
     schema: z.custom<StandardSchemaV1>(
       (v) =>
         typeof v === "object" &&
@@ -93,7 +93,7 @@ const taskOptionsSchema = z
  * @example
  * const sendEmail = defineTask({
  *   name: "send-email",
- *   queue: "default",
+ *   lane: "default",
  *   schema: z.object({ to: z.string().email() }),
  *   async run({ to }, ctx) { await mailer.send(to, { signal: ctx.signal }) },
  * });
@@ -108,7 +108,7 @@ export function defineTask<S extends StandardSchemaV1>(
   parseOptions(taskOptionsSchema, options, field);
   return {
     name: options.name,
-    queue: options.queue,
+    lane: options.lane,
     schema: options.schema as StandardSchemaV1<
       StandardSchemaV1.InferInput<S>,
       StandardSchemaV1.InferOutput<S>

@@ -1,15 +1,11 @@
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  ConfigError,
-  createTasklane,
-  defineTask,
-  fromKaleConfig,
-  parseQueueConfig,
-} from "../src/index.ts";
+import { parseLaneConfig } from "../src/adapter-kit.ts";
+import { ConfigError, createTasklane, defineTask } from "../src/index.ts";
+import { fromKaleConfig } from "../src/kale.ts";
 
-const task = defineTask({ name: "t", queue: "default", schema: z.object({}), run: () => {} });
+const task = defineTask({ name: "t", lane: "default", schema: z.object({}), run: () => {} });
 
 function configError(fn: () => unknown): ConfigError {
   try {
@@ -21,9 +17,9 @@ function configError(fn: () => unknown): ConfigError {
   throw new Error("expected a ConfigError");
 }
 
-describe("queue config", () => {
+describe("lane config", () => {
   it("fills Kale's defaults", () => {
-    expect(parseQueueConfig({ name: "default" }, "q")).toMatchObject({
+    expect(parseLaneConfig({ name: "default" }, "q")).toMatchObject({
       name: "default",
       priority: 1,
       batchSize: 10,
@@ -39,13 +35,13 @@ describe("queue config", () => {
       createTasklane({
         adapter: createMemoryAdapter(),
         tasks: [],
-        queues: [{ name: "a" }, { name: "b", batchSize: 0 }],
+        lanes: [{ name: "a" }, { name: "b", batchSize: 0 }],
       }),
     );
-    expect(err.field).toBe("queues[1].batchSize");
+    expect(err.field).toBe("lanes[1].batchSize");
     expect(err.value).toBe(0);
     expect(err.code).toBe("CONFIG");
-    expect(err.message).toContain("queues[1].batchSize");
+    expect(err.message).toContain("lanes[1].batchSize");
   });
 
   it("refuses unknown keys and points Kale users at fromKaleConfig", () => {
@@ -53,49 +49,49 @@ describe("queue config", () => {
       createTasklane({
         adapter: createMemoryAdapter(),
         tasks: [],
-        queues: [{ name: "a", batch_size: 5 } as never],
+        lanes: [{ name: "a", batch_size: 5 } as never],
       }),
     );
-    expect(err.field).toBe("queues[0]");
+    expect(err.field).toBe("lanes[0]");
     expect(err.message).toContain("batch_size");
     expect(err.message).toContain("fromKaleConfig");
   });
 
   it("refuses priorities outside 1..1000", () => {
     expect(
-      configError(() => parseQueueConfig({ name: "a", priority: 1001 }, "queues[0]")).field,
-    ).toBe("queues[0].priority");
+      configError(() => parseLaneConfig({ name: "a", priority: 1001 }, "lanes[0]")).field,
+    ).toBe("lanes[0].priority");
   });
 
-  it("checks tasks against queues", () => {
+  it("checks tasks against lanes", () => {
     const adapter = createMemoryAdapter();
-    const orphan = defineTask({ name: "o", queue: "nowhere", schema: z.object({}), run: () => {} });
+    const orphan = defineTask({ name: "o", lane: "nowhere", schema: z.object({}), run: () => {} });
     expect(
-      configError(() => createTasklane({ adapter, queues: [{ name: "default" }], tasks: [orphan] }))
+      configError(() => createTasklane({ adapter, lanes: [{ name: "default" }], tasks: [orphan] }))
         .field,
-    ).toBe("tasks[0].queue");
+    ).toBe("tasks[0].lane");
     expect(
       configError(() =>
-        createTasklane({ adapter, queues: [{ name: "default" }], tasks: [task, task] }),
+        createTasklane({ adapter, lanes: [{ name: "default" }], tasks: [task, task] }),
       ).field,
     ).toBe("tasks[1].name");
     const long = defineTask({
       name: "l",
-      queue: "default",
+      lane: "default",
       schema: z.object({}),
       timeLimitMs: 120_000,
       run: () => {},
     });
     expect(
       configError(() =>
-        createTasklane({ adapter, queues: [{ name: "default", leaseMs: 60_000 }], tasks: [long] }),
+        createTasklane({ adapter, lanes: [{ name: "default", leaseMs: 60_000 }], tasks: [long] }),
       ).field,
     ).toBe("tasks[0].timeLimitMs");
   });
 
   it("checks client options", () => {
     const adapter = createMemoryAdapter();
-    const base = { adapter, queues: [{ name: "default" }], tasks: [task] };
+    const base = { adapter, lanes: [{ name: "default" }], tasks: [task] };
     expect(configError(() => createTasklane({ ...base, namespace: "v1.2" })).field).toBe(
       "namespace",
     );
@@ -105,29 +101,29 @@ describe("queue config", () => {
     expect(configError(() => createTasklane({ ...base, maxPayloadBytes: -1 })).field).toBe(
       "maxPayloadBytes",
     );
-    expect(configError(() => createTasklane({ ...base, queues: [] })).field).toBe("queues");
+    expect(configError(() => createTasklane({ ...base, lanes: [] })).field).toBe("lanes");
     expect(configError(() => createTasklane(base).worker({ concurrency: 0 })).field).toBe(
       "worker.concurrency",
     );
-    expect(configError(() => createTasklane(base).worker({ queues: ["nope"] })).field).toBe(
-      "worker.queues[0]",
+    expect(configError(() => createTasklane(base).worker({ lanes: ["nope"] })).field).toBe(
+      "worker.lanes[0]",
     );
   });
 
   it("checks task definitions", () => {
     expect(
-      configError(() => defineTask({ name: "", queue: "q", schema: z.object({}), run: () => {} }))
+      configError(() => defineTask({ name: "", lane: "q", schema: z.object({}), run: () => {} }))
         .field,
     ).toBe("task.name");
     expect(
-      configError(() => defineTask({ name: "x", queue: "q", schema: {} as never, run: () => {} }))
+      configError(() => defineTask({ name: "x", lane: "q", schema: {} as never, run: () => {} }))
         .field,
     ).toBe('task("x").schema');
     expect(
       configError(() =>
         defineTask({
           name: "x",
-          queue: "q",
+          lane: "q",
           schema: z.object({}),
           retry: { maxAttempts: 0 },
           run: () => {},
@@ -136,7 +132,7 @@ describe("queue config", () => {
     ).toBe('task("x").retry.maxAttempts');
     expect(
       configError(() =>
-        defineTask({ name: "x", queue: "q", schema: z.object({}), timeLimitMs: -5, run: () => {} }),
+        defineTask({ name: "x", lane: "q", schema: z.object({}), timeLimitMs: -5, run: () => {} }),
       ).field,
     ).toBe('task("x").timeLimitMs');
   });
@@ -170,8 +166,8 @@ describe("fromKaleConfig", () => {
         num_iterations: 5,
       },
     };
-    const queues = fromKaleConfig(kale);
-    expect(queues).toEqual([
+    const lanes = fromKaleConfig(kale);
+    expect(lanes).toEqual([
       {
         name: "high_priority",
         priority: 100,
@@ -199,7 +195,7 @@ describe("fromKaleConfig", () => {
     ]);
     // The result is valid tasklane config.
     expect(() =>
-      createTasklane({ adapter: createMemoryAdapter(), queues, tasks: [] }),
+      createTasklane({ adapter: createMemoryAdapter(), lanes, tasks: [] }),
     ).not.toThrow();
   });
 

@@ -25,17 +25,17 @@ const sometimesAsync: StandardSchemaV1<{ n: number }, { n: number }> = {
 };
 
 const client = (schema: StandardSchemaV1<{ n: number }, { n: number }>) => {
-  const task = defineTask({ name: "t", queue: "q", schema, run: () => {} });
+  const task = defineTask({ name: "t", lane: "q", schema, run: () => {} });
   const tl = createTasklane({
     adapter: createMemoryAdapter(),
-    queues: [{ name: "q" }],
+    lanes: [{ name: "q" }],
     tasks: [task],
   });
   return { tl, task };
 };
 
 const payloads = async (tl: ReturnType<typeof client>["tl"], ids: string[]) =>
-  Promise.all(ids.map(async (id) => JSON.parse((await tl.queue("q").get(id))?.payload ?? "null")));
+  Promise.all(ids.map(async (id) => JSON.parse((await tl.lane("q").get(id))?.payload ?? "null")));
 
 describe("publishMany's validation errors", () => {
   it("name the item whose payload a synchronous schema refused, with nothing written", async () => {
@@ -46,7 +46,7 @@ describe("publishMany's validation errors", () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).issues.map((i) => i.path)).toEqual([[1, "n"]]);
     expect((error as ValidationError).message).toMatch(/1\.n: /);
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 0 });
+    expect(await tl.lane("q").counts()).toMatchObject({ waiting: 0 });
     await tl.close();
   });
 });
@@ -82,7 +82,7 @@ describe("publishMany with schemas that validate asynchronously", () => {
     expect((error as ValidationError).issues).toEqual([
       { message: "not a number", path: [2, "n"] },
     ]);
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 0 });
+    expect(await tl.lane("q").counts()).toMatchObject({ waiting: 0 });
     await tl.close();
   });
 
@@ -101,7 +101,7 @@ describe("publishMany with schemas that validate asynchronously", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).issues[0]?.path[0]).toBe(1);
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 2 });
+    expect(await tl.lane("q").counts()).toMatchObject({ waiting: 2 });
     await tl.close();
   });
 });

@@ -9,7 +9,7 @@ describe("payload types", () => {
   it("flow from the schema into run and publish", () => {
     const task = defineTask({
       name: "email",
-      queue: "default",
+      lane: "default",
       schema: z.object({ to: z.string(), retries: z.number().default(0) }),
       run: (payload, ctx) => {
         expectTypeOf(payload).toEqualTypeOf<{ to: string; retries: number }>();
@@ -18,7 +18,7 @@ describe("payload types", () => {
     });
     const tl = createTasklane({
       adapter: createMemoryAdapter(),
-      queues: [{ name: "default" }],
+      lanes: [{ name: "default" }],
       tasks: [task],
     });
     const ok = () => tl.publish(task, { to: "a@example.com" }); // `retries` has a default: optional at publish

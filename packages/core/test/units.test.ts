@@ -4,7 +4,6 @@ import {
   backoffMs,
   bucketIndex,
   byteLength,
-  createSeededRandom,
   decodeJson,
   emptySummary,
   HISTOGRAM_BOUNDS_MS,
@@ -12,7 +11,8 @@ import {
   percentile,
   resolveRetry,
   variance,
-} from "../src/index.ts";
+} from "../src/adapter-kit.ts";
+import { createSeededRandom } from "../src/index.ts";
 
 describe("retry schedule", () => {
   it("follows QuantumLeap's c·2ⁿ with base 20 s and no jitter", () => {

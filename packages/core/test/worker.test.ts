@@ -1,43 +1,42 @@
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { LaneStore, ReserveOptions } from "../src/adapter-kit.ts";
 import {
   type Adapter,
   AdapterError,
   createTasklane,
   defineTask,
-  type Queue,
-  type ReserveOptions,
   type Tasklane,
   type TasklaneEvents,
 } from "../src/index.ts";
 
-/** Wrap an adapter's queues to observe or bend calls (a slow network, a flaky backend). */
-function wrapAdapter(inner: Adapter, wrapQueue: (q: Queue) => Queue): Adapter {
+/** Wrap an adapter's lanes to observe or bend calls (a slow network, a flaky backend). */
+function wrapAdapter(inner: Adapter, wrapLane: (q: LaneStore) => LaneStore): Adapter {
   return {
     ...inner,
     name: inner.name,
     capabilities: inner.capabilities,
-    queue: async (n, o) => wrapQueue(await inner.queue(n, o)),
+    lane: async (n, o) => wrapLane(await inner.lane(n, o)),
     close: () => inner.close(),
     ...(inner.subscribe ? { subscribe: inner.subscribe.bind(inner) } : {}),
   };
 }
 
-function wrapQueue(q: Queue, overrides: Partial<Queue>): Queue {
+function wrapLane(q: LaneStore, overrides: Partial<LaneStore>): LaneStore {
   return new Proxy(q, {
     get(target, prop, receiver) {
-      if (prop in overrides) return overrides[prop as keyof Queue];
+      if (prop in overrides) return overrides[prop as keyof LaneStore];
       const v = Reflect.get(target, prop, receiver);
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
 }
 
-/** `inner` with every reserve's queue and options noted before the call. */
-function noteReserves(inner: Adapter, note: (queue: string, options: ReserveOptions) => void) {
+/** `inner` with every reserve's lane and options noted before the call. */
+function noteReserves(inner: Adapter, note: (lane: string, options: ReserveOptions) => void) {
   return wrapAdapter(inner, (q) =>
-    wrapQueue(q, {
+    wrapLane(q, {
       reserve: async (o) => {
         note(q.name, o);
         return q.reserve(o);
@@ -62,7 +61,7 @@ describe("worker", () => {
     const clock = createManualClock();
     let shortened = 0;
     const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
-      wrapQueue(q, {
+      wrapLane(q, {
         reserve: async (o) => {
           const r = await q.reserve(o);
           // The first delivery arrives with only 1 s of its lease left (a slow network).
@@ -74,7 +73,7 @@ describe("worker", () => {
     const attempts: number[] = [];
     const task = defineTask({
       name: "t",
-      queue: "q",
+      lane: "q",
       schema: z.object({}),
       timeLimitMs: 5_000,
       run: (_p, ctx) => void attempts.push(ctx.attempt),
@@ -82,7 +81,7 @@ describe("worker", () => {
     const tl = createTasklane({
       adapter,
       clock,
-      queues: [{ name: "q", leaseMs: 30_000 }],
+      lanes: [{ name: "q", leaseMs: 30_000 }],
       tasks: [task],
     });
     open.push(tl);
@@ -100,7 +99,7 @@ describe("worker", () => {
     const clock = createManualClock();
     let calls = 0;
     const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
-      wrapQueue(q, {
+      wrapLane(q, {
         reserve: (o) => {
           calls++;
           return q.reserve(o);
@@ -111,11 +110,11 @@ describe("worker", () => {
         },
       }),
     );
-    const task = defineTask({ name: "t", queue: "high", schema: z.object({}), run: () => {} });
+    const task = defineTask({ name: "t", lane: "high", schema: z.object({}), run: () => {} });
     const tl = createTasklane({
       adapter,
       clock,
-      queues: [
+      lanes: [
         { name: "high", priority: 100, longPollMs: 1_000 },
         { name: "default", priority: 40, longPollMs: 1_000 },
         { name: "low", priority: 5, longPollMs: 5_000 },
@@ -137,14 +136,14 @@ describe("worker", () => {
     const ran: string[] = [];
     const low = defineTask({
       name: "low",
-      queue: "low",
+      lane: "low",
       schema: z.object({}),
       run: () => void ran.push("low"),
     });
     const tl = createTasklane({
       adapter: createMemoryAdapter({ clock }),
       clock,
-      queues: [
+      lanes: [
         { name: "high", priority: 100, longPollMs: 60_000 },
         { name: "low", priority: 5, longPollMs: 60_000 },
       ],
@@ -169,7 +168,7 @@ describe("worker", () => {
     let seen: unknown;
     const task = defineTask({
       name: "t",
-      queue: "default",
+      lane: "default",
       schema: z.object({ n: z.number() }),
       run: (p, ctx) => {
         seen = ctx.appData;
@@ -181,7 +180,7 @@ describe("worker", () => {
       adapter,
       clock,
       namespace: "v42",
-      queues: [{ name: "default" }],
+      lanes: [{ name: "default" }],
       tasks: [task],
     });
     open.push(tl);
@@ -199,7 +198,7 @@ describe("worker", () => {
     const clock = createManualClock();
     let failures = 2;
     const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
-      wrapQueue(q, {
+      wrapLane(q, {
         reserve: async (o) => {
           if (failures > 0) {
             failures--;
@@ -209,8 +208,8 @@ describe("worker", () => {
         },
       }),
     );
-    const task = defineTask({ name: "t", queue: "q", schema: z.object({}), run: () => {} });
-    const tl = createTasklane({ adapter, clock, queues: [{ name: "q" }], tasks: [task] });
+    const task = defineTask({ name: "t", lane: "q", schema: z.object({}), run: () => {} });
+    const tl = createTasklane({ adapter, clock, lanes: [{ name: "q" }], tasks: [task] });
     open.push(tl);
     const errors = record(tl, "error");
     const succeeded = record(tl, "succeeded");
@@ -230,7 +229,7 @@ describe("worker", () => {
     let peak = 0;
     const task = defineTask({
       name: "t",
-      queue: "q",
+      lane: "q",
       schema: z.object({}),
       run: async () => {
         peak = Math.max(peak, ++running);
@@ -241,7 +240,7 @@ describe("worker", () => {
     const tl = createTasklane({
       adapter: createMemoryAdapter({ clock }),
       clock,
-      queues: [{ name: "q", batchSize: 100 }],
+      lanes: [{ name: "q", batchSize: 100 }],
       tasks: [task],
     });
     open.push(tl);
@@ -263,7 +262,7 @@ describe("worker", () => {
     let peak = 0;
     const task = defineTask({
       name: "t",
-      queue: "q",
+      lane: "q",
       schema: z.object({}),
       run: async () => {
         peak = Math.max(peak, ++running);
@@ -274,7 +273,7 @@ describe("worker", () => {
     const tl = createTasklane({
       adapter,
       clock,
-      queues: [{ name: "q", batchSize: 10 }],
+      lanes: [{ name: "q", batchSize: 10 }],
       tasks: [task],
     });
     open.push(tl);
@@ -290,14 +289,14 @@ describe("worker", () => {
     // room for a whole batch, so batches stay whole.
     expect(running).toBe(2);
     expect(worker.held).toBe(20);
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 10, active: 20 });
+    expect(await tl.lane("q").counts()).toMatchObject({ waiting: 10, active: 20 });
     // Stopping with a long grace: the 18 prefetched jobs go back at once, the 2 running finish.
     const stopped = worker.stop({ graceMs: 60_000 });
     await clock.advance(100);
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 28, active: 2 });
+    expect(await tl.lane("q").counts()).toMatchObject({ waiting: 28, active: 2 });
     await clock.advance(10_000);
     await stopped;
-    expect(await tl.queue("q").counts()).toMatchObject({ waiting: 28, active: 0, succeeded: 2 });
+    expect(await tl.lane("q").counts()).toMatchObject({ waiting: 28, active: 0, succeeded: 2 });
     expect(peak).toBe(2);
   });
 
@@ -309,7 +308,7 @@ describe("worker", () => {
     );
     const task = defineTask({
       name: "t",
-      queue: "q",
+      lane: "q",
       schema: z.object({ i: z.number() }),
       run: async (p) => {
         log.push(`run ${p.i}`);
@@ -318,7 +317,7 @@ describe("worker", () => {
     const tl = createTasklane({
       adapter,
       clock,
-      queues: [{ name: "q", batchSize: 2, numIterations: 3 }],
+      lanes: [{ name: "q", batchSize: 2, numIterations: 3 }],
       tasks: [task],
     });
     open.push(tl);
@@ -352,7 +351,7 @@ describe("worker", () => {
     const adapter = noteReserves(createMemoryAdapter({ clock }), (_, o) =>
       calls.push({ limit: o.limit, waitMs: o.waitMs }),
     );
-    const task = defineTask({ name: "t", queue: "q", schema: z.object({}), run: async () => {} });
+    const task = defineTask({ name: "t", lane: "q", schema: z.object({}), run: async () => {} });
     const tl = createTasklane({
       adapter,
       clock,
@@ -364,7 +363,7 @@ describe("worker", () => {
           return ctx.lanes[0] as never;
         },
       },
-      queues: [{ name: "q", batchSize: 10, numIterations: 5, longPollMs: 1_000 }],
+      lanes: [{ name: "q", batchSize: 10, numIterations: 5, longPollMs: 1_000 }],
       tasks: [task],
     });
     open.push(tl);
@@ -391,20 +390,20 @@ describe("worker", () => {
 
   it("runs trickle-stride's one-job looks at a low lane on the client's clock", async () => {
     const clock = createManualClock();
-    const calls: Array<{ queue: string; limit: number }> = [];
-    const adapter = noteReserves(createMemoryAdapter({ clock }), (queue, o) =>
-      calls.push({ queue, limit: o.limit }),
+    const calls: Array<{ lane: string; limit: number }> = [];
+    const adapter = noteReserves(createMemoryAdapter({ clock }), (lane, o) =>
+      calls.push({ lane, limit: o.limit }),
     );
     const run = async () => {
       await new Promise<void>((r) => clock.setTimeout(r, 50));
     };
-    const high = defineTask({ name: "high", queue: "high", schema: z.object({}), run });
-    const low = defineTask({ name: "low", queue: "low", schema: z.object({}), run });
+    const high = defineTask({ name: "high", lane: "high", schema: z.object({}), run });
+    const low = defineTask({ name: "low", lane: "low", schema: z.object({}), run });
     const tl = createTasklane({
       adapter,
       clock,
       selector: "trickle-stride",
-      queues: [
+      lanes: [
         { name: "high", priority: 100, batchSize: 10 },
         { name: "low", priority: 5, batchSize: 10 },
       ],
@@ -422,7 +421,7 @@ describe("worker", () => {
     await tl.worker({ concurrency: 2, prefetch: 0 }).start();
     // Virtual time only: on the system clock the 200 ms trickle interval would not pass.
     for (let i = 0; i < 40; i++) await clock.advance(50);
-    const lowCalls = calls.filter((c) => c.queue.endsWith("low"));
+    const lowCalls = calls.filter((c) => c.lane.endsWith("low"));
     expect(lowCalls.some((c) => c.limit === 1)).toBe(true);
   });
 
@@ -435,7 +434,7 @@ describe("worker", () => {
     });
     const task = defineTask({
       name: "t",
-      queue: "q",
+      lane: "q",
       schema: z.object({}),
       run: async () => {
         await gate;
@@ -444,7 +443,7 @@ describe("worker", () => {
     const tl = createTasklane({
       adapter: createMemoryAdapter({ clock }),
       clock,
-      queues: [{ name: "q", batchSize: 2, numIterations: 10 }],
+      lanes: [{ name: "q", batchSize: 2, numIterations: 10 }],
       tasks: [task],
     });
     open.push(tl);
@@ -460,7 +459,7 @@ describe("worker", () => {
       peakHeld = Math.max(peakHeld, worker.held);
     }
     expect(peakHeld).toBe(6);
-    expect(await tl.queue("q").counts()).toMatchObject({ active: 6, waiting: 24 });
+    expect(await tl.lane("q").counts()).toMatchObject({ active: 6, waiting: 24 });
     release?.();
   });
 
@@ -477,13 +476,13 @@ describe("worker", () => {
     };
     const low = defineTask({
       name: "low",
-      queue: "low",
+      lane: "low",
       schema: z.object({ lane: z.string() }),
       run,
     });
     const high = defineTask({
       name: "high",
-      queue: "high",
+      lane: "high",
       schema: z.object({ lane: z.string() }),
       run,
     });
@@ -491,7 +490,7 @@ describe("worker", () => {
       adapter: createMemoryAdapter({ clock }),
       clock,
       selector: "strict-priority",
-      queues: [
+      lanes: [
         { name: "high", priority: 100, batchSize: 5 },
         { name: "low", priority: 5, batchSize: 5 },
       ],
@@ -516,19 +515,19 @@ describe("worker", () => {
 });
 
 describe("subscribe", () => {
-  it("delivers lifecycle events of its queues from another client, by config name", async () => {
+  it("delivers lifecycle events of its lanes from another client, by config name", async () => {
     const clock = createManualClock();
     const adapter = createMemoryAdapter({ clock });
     const task = defineTask({
       name: "t",
-      queue: "default",
+      lane: "default",
       schema: z.object({ n: z.number() }),
       run: (p) => {
         if (p.n === 2) throw new Error("boom");
       },
       retry: { maxAttempts: 1 },
     });
-    const config = { namespace: "v1", queues: [{ name: "default" }], tasks: [task] };
+    const config = { namespace: "v1", lanes: [{ name: "default" }], tasks: [task] };
     // One client runs the jobs; the other only watches (both on one adapter: the memory
     // adapter's stand-in for two processes on one Redis).
     const runner = createTasklane({ adapter, clock, ...config, closeAdapter: false });
@@ -542,8 +541,8 @@ describe("subscribe", () => {
     });
     open.push(runner, watcher, other);
     const seen: string[] = [];
-    const unsubscribe = await watcher.subscribe((e) => seen.push(`${e.queue} ${e.type}`));
-    await other.publish(task, { n: 0 }); // another namespace: not one of watcher's queues
+    const unsubscribe = await watcher.subscribe((e) => seen.push(`${e.lane} ${e.type}`));
+    await other.publish(task, { n: 0 }); // another namespace: not one of watcher's lanes
     const ok = await runner.publish(task, { n: 1 });
     const bad = await runner.publish(task, { n: 2 });
     await runner.worker().start();
@@ -566,7 +565,7 @@ describe("subscribe", () => {
       ...wrapAdapter(memory, (q) => q),
       capabilities: { ...memory.capabilities, subscribe: false, lifecycleEvents: false },
     };
-    const tl = createTasklane({ adapter, queues: [{ name: "default" }], tasks: [] });
+    const tl = createTasklane({ adapter, lanes: [{ name: "default" }], tasks: [] });
     open.push(tl);
     await expect(tl.subscribe(() => {})).rejects.toMatchObject({ code: "UNSUPPORTED" });
   });

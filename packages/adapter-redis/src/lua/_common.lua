@@ -1,6 +1,6 @@
 -- tasklane: shared prelude, prepended to every script at load time (not a script itself).
 --
--- Every script receives the same thirteen keys, all under one hash tag {<prefix>:<queue>}:
+-- Every script receives the same thirteen keys, all under one hash tag {<prefix>:<lane>}:
 --   KEYS[1]  m   meta hash: n (struct META below: wl, live ids in the waiting list; lp,
 --                ids ever popped from it, for list() cursors; seq, put order; tok,
 --                fencing tokens; rs, last full retention sweep; nd / ne, lower bounds of
@@ -24,7 +24,7 @@
 --   KEYS[13] x   tombstones: id -> how many of the waiting list's tombstones are that id
 --                (metaNt: their total; see TOMBSTONES below)
 -- Common ARGV:
---   ARGV[1] queue name (for events)  ARGV[2] maxStalls  ARGV[3] historyLimit
+--   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
 --   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount" (-1 = no limit of that kind)
 --   ARGV[6] events channel, followed by "\nlifecycle" when lifecycle events are on
@@ -36,7 +36,7 @@
 -- appends happen in due order.
 --
 -- OOM (maxmemory reached): put must be refused whole, every other writing script must run
--- (workers drain the queue). As functions, scripts.ts flags those `allow-oom`. EVAL scripts
+-- (workers drain the lane). As functions, scripts.ts flags those `allow-oom`. EVAL scripts
 -- are refused a memory-growing command only until they have written, so their EVAL form
 -- starts with a write that changes nothing (HDEL of a field that never exists).
 --
@@ -60,13 +60,13 @@
 pcall(function() redis.replicate_commands() end)
 
 local KM, KJ, KW, KP, KD, KA, KS, KF, KC, KK, KT, KB, KX
-local QUEUE, MAX_CONC, RETENTION_SPEC, CHANNEL, LIFECYCLE
+local LANE, MAX_CONC, RETENTION_SPEC, CHANNEL, LIFECYCLE
 -- NOW as a score argument (NOW_TEXT): made once per call, when first needed (nowText()).
 local NOW, NOW_TEXT
 --{
 KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 KS, KF, KC, KK, KT, KB, KX = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
-QUEUE = ARGV[1]
+LANE = ARGV[1]
 -- Parsing a number from text (tonumber) costs ~2,400 instructions: maxStalls (ARGV[2])
 -- and historyLimit (ARGV[3]) are parsed once per call when first used (a stall, an
 -- explicit history entry; maxStalls(), historyLimit()), and maxConcurrency only when it is
@@ -163,8 +163,8 @@ local flushWaiting, flushFinished, flushStats, flushMeta, retention
 --@
 -- The meta hash (see KEYS[1]), read once per call. Its numbers are one binary field: read
 -- and written with no number parsing or formatting (as seven text fields they cost ~17,000
--- instructions to parse and ~15,000 to write back, per call). A queue written before this
--- layout has no "n": it reads as empty (drain queues before upgrading, as for records).
+-- instructions to parse and ~15,000 to write back, per call). A lane written before this
+-- layout has no "n": it reads as empty (drain lanes before upgrading, as for records).
 -- One written before metaNt (2026-11-25, 56 bytes) reads with metaNt 0: its tombstones are
 -- not counted, as they were not then.
 local META = ">dddddddd"
@@ -446,7 +446,7 @@ local function flushRecords()
   if #lifecycleKinds > 0 then
     for i = 1, #lifecycleKinds do
       local kind = lifecycleKinds[i]
-      redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = QUEUE, ids = lifecycle[kind] }))
+      redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = LANE, ids = lifecycle[kind] }))
     end
     lifecycle = {}
     lifecycleKinds = {}
@@ -835,7 +835,7 @@ function retention()
   local spec = {}
   for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = tonumber(v) end
   -- States that just received jobs are trimmed by count now; ages are swept (every
-  -- state) at most once a second per queue: saves commands on every ack.
+  -- state) at most once a second per lane: saves commands on every ack.
   local sweep = NOW - meta.rs >= 1000
   if sweep then
     meta.rs = NOW
@@ -963,7 +963,7 @@ end
 --@
 local function publishEvent(kind, ids)
   if #ids > 0 and CHANNEL ~= "" then
-    redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = QUEUE, ids = ids }))
+    redis.call("PUBLISH", CHANNEL, cjson.encode({ t = kind, q = LANE, ids = ids }))
   end
 end
 

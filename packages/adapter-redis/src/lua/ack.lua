@@ -1,5 +1,5 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
--- KEYS: the thirteen queue keys (see _common.lua)
+-- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --

@@ -1,5 +1,5 @@
 -- tasklane: delete — remove jobs that are not active.
--- KEYS: the thirteen queue keys (see _common.lua)
+-- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 

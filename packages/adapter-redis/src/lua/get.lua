@@ -1,5 +1,5 @@
 -- tasklane: get — one job by id (read only).
--- KEYS: the thirteen queue keys (see _common.lua)
+-- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] id
 -- Returns: the job as JSON text, or nil.
 

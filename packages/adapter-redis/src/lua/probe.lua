@@ -1,5 +1,5 @@
 -- tasklane: probe — how many due jobs a reserve could take now (read only).
--- KEYS: the thirteen queue keys (see _common.lua)
+-- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6
 -- Returns: the number of jobs.
 

@@ -1,6 +1,6 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
--- KEYS: the thirteen queue keys (see _common.lua)
+-- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
 -- Returns: { ready, nextInMs (-1: nothing scheduled), first token, expiresAt, then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,

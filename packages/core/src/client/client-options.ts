@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Adapter } from "../adapter.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { ConfigError, UnsupportedError } from "../errors.ts";
+import { type LaneConfig, parseLaneConfig } from "../lane-config.ts";
 import { clockSchema, parseOptions, randomSource } from "../options.ts";
-import { parseQueueConfig, type QueueConfig } from "../queue-config.ts";
 import { createSelector, SELECTOR_NAMES } from "../selectors/create-selector.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
 import type { AnyTask } from "../task.ts";
@@ -17,7 +17,7 @@ export interface ResolvedClientOptions {
   maxPayloadBytes: number;
   namespace: string | undefined;
   /** Lane configs by name, in configuration order. */
-  configs: Map<string, QueueConfig>;
+  configs: Map<string, LaneConfig>;
   /** Tasks by name. */
   tasks: Map<string, AnyTask>;
   /** A selector for a new worker. */
@@ -32,12 +32,12 @@ export interface ResolvedClientOptions {
 const clientOptionsSchema = z
   .object({
     adapter: z.custom<Adapter>(
-      (v) => typeof v === "object" && v !== null && typeof (v as Adapter).queue === "function",
+      (v) => typeof v === "object" && v !== null && typeof (v as Adapter).lane === "function",
       "must be a tasklane adapter (e.g. createMemoryAdapter())",
     ),
-    queues: z
-      .array(z.unknown(), "must be a non-empty array of queue configs")
-      .min(1, "must be a non-empty array of queue configs"),
+    lanes: z
+      .array(z.unknown(), "must be a non-empty array of lane configs")
+      .min(1, "must be a non-empty array of lane configs"),
     tasks: z.array(z.unknown(), "must be an array of tasks"),
     selector: z
       .union(
@@ -77,7 +77,7 @@ export function resolveClientOptions(input: TasklaneOptions): ResolvedClientOpti
   const { adapter } = options;
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
-  const configs = resolveLanes(options.queues, adapter);
+  const configs = resolveLanes(options.lanes, adapter);
   const tasks = resolveTasks(options.tasks as AnyTask[], configs);
   // Built-in selectors keep per-worker state (turns, passes), so each worker gets its own;
   // a Selector object given by the user is shared as given.
@@ -99,21 +99,21 @@ export function resolveClientOptions(input: TasklaneOptions): ResolvedClientOpti
   };
 }
 
-function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, QueueConfig> {
-  const configs = new Map<string, QueueConfig>();
+function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, LaneConfig> {
+  const configs = new Map<string, LaneConfig>();
   inputs.forEach((q, i) => {
-    const config = parseQueueConfig(q, `queues[${i}]`);
+    const config = parseLaneConfig(q, `lanes[${i}]`);
     if (configs.has(config.name))
-      throw new ConfigError(`queues[${i}].name`, config.name, "duplicate queue name");
+      throw new ConfigError(`lanes[${i}].name`, config.name, "duplicate lane name");
     if (config.leaseMs > adapter.capabilities.maxLeaseMs) {
       throw new UnsupportedError(
         adapter.name,
         `a lease of ${config.leaseMs} ms`,
-        `queues[${i}].leaseMs exceeds the maximum of ${adapter.capabilities.maxLeaseMs} ms`,
+        `lanes[${i}].leaseMs exceeds the maximum of ${adapter.capabilities.maxLeaseMs} ms`,
       );
     }
     if (config.maxConcurrency !== undefined && !adapter.capabilities.maxConcurrency) {
-      throw new UnsupportedError(adapter.name, "maxConcurrency", `queues[${i}].maxConcurrency`);
+      throw new UnsupportedError(adapter.name, "maxConcurrency", `lanes[${i}].maxConcurrency`);
     }
     configs.set(config.name, config);
   });
@@ -122,19 +122,19 @@ function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, QueueCon
 
 function resolveTasks(
   inputs: AnyTask[],
-  configs: ReadonlyMap<string, QueueConfig>,
+  configs: ReadonlyMap<string, LaneConfig>,
 ): Map<string, AnyTask> {
   const tasks = new Map<string, AnyTask>();
   inputs.forEach((t, i) => {
     if (!t || typeof t.run !== "function")
       throw new ConfigError(`tasks[${i}]`, t, "must be a task from defineTask()");
     if (tasks.has(t.name)) throw new ConfigError(`tasks[${i}].name`, t.name, "duplicate task name");
-    const config = configs.get(t.queue);
+    const config = configs.get(t.lane);
     if (!config)
       throw new ConfigError(
-        `tasks[${i}].queue`,
-        t.queue,
-        `no such queue (configured: ${[...configs.keys()].join(", ")})`,
+        `tasks[${i}].lane`,
+        t.lane,
+        `no such lane (configured: ${[...configs.keys()].join(", ")})`,
       );
     if (t.timeLimitMs !== undefined && t.timeLimitMs > config.leaseMs) {
       // Kale's time budget: a job only starts when its time limit fits in its lease, so a
@@ -142,7 +142,7 @@ function resolveTasks(
       throw new ConfigError(
         `tasks[${i}].timeLimitMs`,
         t.timeLimitMs,
-        `must not exceed queue "${t.queue}" leaseMs (${config.leaseMs})`,
+        `must not exceed lane "${t.lane}" leaseMs (${config.leaseMs})`,
       );
     }
     tasks.set(t.name, t);

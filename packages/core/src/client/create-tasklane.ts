@@ -1,5 +1,5 @@
-import type { NewJob, PutResult, Queue } from "../adapter.ts";
-import { ConfigError, QueueClosedError, UnsupportedError } from "../errors.ts";
+import type { LaneStore, NewJob, PutResult } from "../adapter.ts";
+import { ClosedError, ConfigError, UnsupportedError } from "../errors.ts";
 import { TasklaneEventBus } from "../events.ts";
 import { type AnyTask, validatePayload } from "../task.ts";
 import { createWorker, type Worker } from "../worker/create-worker.ts";
@@ -7,13 +7,13 @@ import type { WorkerHost } from "../worker/worker-host.ts";
 import { resolveClientOptions } from "./client-options.ts";
 import { createJobEncoder } from "./job-encoder.ts";
 import { createLaneHandle } from "./lane-handle.ts";
-import type { QueueHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
+import type { LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
 
 /**
  * Create a tasklane client: it publishes jobs and creates workers.
  *
  * @example
- * const tl = createTasklane({ adapter: createMemoryAdapter(), queues: [{ name: "default" }], tasks: [sendEmail] });
+ * const tl = createTasklane({ adapter: createMemoryAdapter(), lanes: [{ name: "default" }], tasks: [sendEmail] });
  * await tl.publish(sendEmail, { to: "a@example.com" });
  * const worker = tl.worker({ concurrency: 50 });
  * await worker.start();
@@ -24,17 +24,17 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const events = new TasklaneEventBus();
   const encoder = createJobEncoder(adapter, resolved.maxPayloadBytes);
   const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
-  const opened = new Map<string, Promise<Queue>>();
+  const opened = new Map<string, Promise<LaneStore>>();
   let closed = false;
   const workers = new Set<Worker>();
 
-  const openLane = (name: string): Promise<Queue> => {
-    if (closed) return Promise.reject(new QueueClosedError("tasklane client"));
+  const openLane = (name: string): Promise<LaneStore> => {
+    if (closed) return Promise.reject(new ClosedError("tasklane client"));
     let p = opened.get(name);
     if (!p) {
       const config = configs.get(name);
-      if (!config) return Promise.reject(new ConfigError("queue", name, "no such queue"));
-      p = adapter.queue(fullName(name), {
+      if (!config) return Promise.reject(new ConfigError("lane", name, "no such lane"));
+      p = adapter.lane(fullName(name), {
         maxStalls: config.maxStalls,
         historyLimit: config.historyLimit,
         retention: config.retention,
@@ -80,37 +80,37 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   };
 
   const write = async (task: AnyTask, jobs: NewJob[]): Promise<PutResult[]> => {
-    const queue = await openLane(task.queue);
+    const store = await openLane(task.lane);
     const max = adapter.capabilities.maxBatch;
     let results: PutResult[];
-    if (jobs.length <= max) results = await queue.put(jobs);
+    if (jobs.length <= max) results = await store.put(jobs);
     else {
       // Chunks go out together: adapters that pipeline (Redis) keep their order, and
       // a round trip per chunk is not paid in sequence.
       const chunks: Promise<PutResult[]>[] = [];
-      for (let i = 0; i < jobs.length; i += max) chunks.push(queue.put(jobs.slice(i, i + max)));
+      for (let i = 0; i < jobs.length; i += max) chunks.push(store.put(jobs.slice(i, i + max)));
       results = (await Promise.all(chunks)).flat();
     }
     if (events.listenerCount("published") > 0)
       for (const r of results)
         events.emit("published", {
-          queue: task.queue,
+          lane: task.lane,
           jobId: r.id,
           task: task.name,
           status: r.status,
         });
-    notifyLocalPublish(task.queue);
+    notifyLocalPublish(task.lane);
     return results;
   };
 
-  const handles = new Map<string, QueueHandle>();
-  const handle = (name: string): QueueHandle => {
+  const handles = new Map<string, LaneHandle>();
+  const handle = (name: string): LaneHandle => {
     const config = configs.get(name);
     if (!config)
       throw new ConfigError(
-        "queue",
+        "lane",
         name,
-        `no such queue (configured: ${[...configs.keys()].join(", ")})`,
+        `no such lane (configured: ${[...configs.keys()].join(", ")})`,
       );
     let h = handles.get(name);
     if (!h) {
@@ -125,7 +125,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     adapter,
     clock,
     async publish(task, payload, opts = {}) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       const t = knownTask(task);
       let value = validatePayload(t, payload);
       if (value instanceof Promise) value = await value;
@@ -134,7 +134,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       return result as PutResult;
     },
     async publishMany(task, items) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       const t = knownTask(task);
       if (!Array.isArray(items))
         throw new ConfigError("items", items, "must be an array of { payload, ...options }");
@@ -143,28 +143,28 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       return jobs.length === 0 ? [] : write(t, jobs);
     },
     async subscribe(listener) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       if (!adapter.subscribe || !adapter.capabilities.subscribe) {
         throw new UnsupportedError(
           adapter.name,
           "events from other processes (subscribe)",
-          "watch jobs with queue(name).get(id) instead",
+          "watch jobs with lane(name).get(id) instead",
         );
       }
       // The adapter names lanes by their full (namespaced) name; listeners get config names.
       const byFullName = new Map([...configs.keys()].map((name) => [fullName(name), name]));
       return adapter.subscribe((event) => {
-        const queue = byFullName.get(event.queue);
-        if (queue !== undefined) listener({ ...event, queue });
+        const lane = byFullName.get(event.lane);
+        if (lane !== undefined) listener({ ...event, lane });
       });
     },
     worker(workerOptions = {}) {
-      if (closed) throw new QueueClosedError("tasklane client");
+      if (closed) throw new ClosedError("tasklane client");
       const w = createWorker(workerHost, workerOptions);
       workers.add(w);
       return w;
     },
-    queue: handle,
+    lane: handle,
     async close(stopOptions) {
       if (closed) return;
       closed = true;

@@ -143,7 +143,7 @@ export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): Job
       throw new UnsupportedError(
         adapter.name,
         "job-level priorities",
-        "use separate queues (lanes) instead",
+        "use separate lanes instead",
       );
     }
     if (opts.delayMs !== undefined && opts.runAt !== undefined) {

@@ -1,13 +1,13 @@
-import type { Adapter, Queue } from "../adapter.ts";
+import type { Adapter, LaneStore } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import { UnsupportedError } from "../errors.ts";
-import type { QueueConfig } from "../queue-config.ts";
-import type { QueueHandle } from "./tasklane.ts";
+import type { LaneConfig } from "../lane-config.ts";
+import type { LaneHandle } from "./tasklane.ts";
 
 export interface LaneHandleDeps {
   adapter: Adapter;
   clock: Clock;
-  openLane(name: string): Promise<Queue>;
+  openLane(name: string): Promise<LaneStore>;
   /** Wake this process's idle workers for the lane (after a resume). */
   notifyLocalPublish(lane: string): void;
 }
@@ -16,19 +16,19 @@ export interface LaneHandleDeps {
  * The management view of one lane. An operation the adapter does not declare, or does
  * not implement, throws UnsupportedError naming the adapter and the operation.
  */
-export function createLaneHandle(config: QueueConfig, deps: LaneHandleDeps): QueueHandle {
+export function createLaneHandle(config: LaneConfig, deps: LaneHandleDeps): LaneHandle {
   const { adapter, clock, openLane, notifyLocalPublish } = deps;
   const { name } = config;
   const caps = adapter.capabilities;
-  const need = <K extends keyof Queue>(
-    q: Queue,
+  const need = <K extends keyof LaneStore>(
+    q: LaneStore,
     method: K,
     capable: boolean,
-  ): NonNullable<Queue[K]> => {
+  ): NonNullable<LaneStore[K]> => {
     const fn = q[method];
     if (!capable || typeof fn !== "function")
       throw new UnsupportedError(adapter.name, String(method));
-    return (fn as (...args: unknown[]) => unknown).bind(q) as NonNullable<Queue[K]>;
+    return (fn as (...args: unknown[]) => unknown).bind(q) as NonNullable<LaneStore[K]>;
   };
   return {
     name,

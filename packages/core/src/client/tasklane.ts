@@ -3,13 +3,13 @@ import type {
   AdapterEvent,
   CancelResult,
   JobInfo,
+  LaneCounts,
   ListOptions,
   PutResult,
-  QueueCounts,
 } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { TasklaneEventBus } from "../events.ts";
-import type { QueueConfig, QueueConfigInput } from "../queue-config.ts";
+import type { LaneConfig, LaneConfigInput } from "../lane-config.ts";
 import type { SelectorName } from "../selectors/create-selector.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
 import type { DayStats } from "../stats.ts";
@@ -21,14 +21,14 @@ export interface TasklaneOptions {
   /** The storage backend. */
   adapter: Adapter;
   /** The lanes. Validated at creation; an invalid entry throws ConfigError naming the field. */
-  queues: QueueConfigInput[];
+  lanes: LaneConfigInput[];
   /** Every task this client publishes or runs. Names must be unique. */
   tasks: AnyTask[];
   /** Lane selector for workers, or its name. Default "reduced-lottery" (Kale's). */
   selector?: Selector | SelectorName;
   /**
-   * Prefix for every queue name on the backend (`<namespace>_<queue>`), e.g. a release
-   * version so a new release gets fresh queues, as Kale does. Default: none.
+   * Prefix for every lane name on the backend (`<namespace>_<lane>`), e.g. a release
+   * version so a new release gets fresh lanes, as Kale does. Default: none.
    */
   namespace?: string;
   /** Largest encoded payload (+ appData) accepted by publish, bytes. Default 262_144 (256 KiB). */
@@ -42,7 +42,7 @@ export interface TasklaneOptions {
 }
 
 export interface PublishOptions {
-  /** Job-level priority inside its queue, integer −1000..1000, higher first. Default 0. */
+  /** Job-level priority inside its lane, integer −1000..1000, higher first. Default 0. */
   priority?: number;
   /** Run no earlier than this many ms from now. */
   delayMs?: number;
@@ -59,11 +59,11 @@ export interface PublishOptions {
 /** One job of a `publishMany` call. */
 export type PublishItem<P> = { payload: P } & PublishOptions;
 
-/** Management view of one queue. Optional operations throw UnsupportedError when the adapter lacks them. */
-export interface QueueHandle {
+/** Management view of one lane. Optional operations throw UnsupportedError when the adapter lacks them. */
+export interface LaneHandle {
   readonly name: string;
-  readonly config: QueueConfig;
-  counts(): Promise<QueueCounts>;
+  readonly config: LaneConfig;
+  counts(): Promise<LaneCounts>;
   probe(): Promise<number>;
   get(jobId: string): Promise<JobInfo | undefined>;
   list(options: ListOptions): AsyncIterable<JobInfo>;
@@ -98,17 +98,17 @@ export interface Tasklane {
     task: T,
     items: Array<PublishItem<TaskInput<T>>>,
   ): Promise<PutResult[]>;
-  /** Create a worker (not started) serving all queues, or `options.queues`. */
+  /** Create a worker (not started) serving all lanes, or `options.lanes`. */
   worker(options?: WorkerOptions): Worker;
-  /** Management view of a queue, by config name. */
-  queue(name: string): QueueHandle;
+  /** Management view of a lane, by config name. */
+  lane(name: string): LaneHandle;
   /**
-   * Events of this client's queues from every process (capability `subscribe`, else
+   * Events of this client's lanes from every process (capability `subscribe`, else
    * UnsupportedError): `canceled` and `put`, and where the adapter has capability
    * `lifecycleEvents` also the lifecycle events of `LIFECYCLE_EVENT_TYPES` (`published`,
    * `started`, `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`,
    * `deleted`; the Redis adapter publishes those when created with `lifecycleEvents: true`
-   * in the processes that publish, run and manage the jobs). `queue` is the config name.
+   * in the processes that publish, run and manage the jobs). `lane` is the config name.
    * Delivery is at most once. Resolves once subscribed; call the function it returns to
    * stop.
    */

@@ -1,5 +1,5 @@
 /**
- * Lane selection: which queue a worker reserves from next.
+ * Lane selection: which lane a worker reserves from next.
  *
  * A selector sees the lanes with their priorities (lottery tickets, 1..1000) and what the
  * worker already knows of each lane's ready count (from recent reserves, which return it

@@ -5,9 +5,9 @@
  * them together and owns the worker's life: start, and a stop that hands back or
  * finishes every job it holds.
  */
-import { type AdapterEvent, isLifecycleEvent, type Queue } from "../adapter.ts";
+import { type AdapterEvent, isLifecycleEvent, type LaneStore } from "../adapter.ts";
 import { sleep } from "../clock.ts";
-import { QueueClosedError, ShutdownError } from "../errors.ts";
+import { ClosedError, ShutdownError } from "../errors.ts";
 import { createHeartbeat } from "./heartbeat.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
 import { HeldJobs } from "./held-jobs.ts";
@@ -60,7 +60,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     priorities: configs.map((c) => c.priority),
     run: runJob,
     onError: (h, error) =>
-      events.emit("error", { error, during: "execute", queue: h.lane.config.name }),
+      events.emit("error", { error, during: "execute", lane: h.lane.config.name }),
   });
   const heartbeat = createHeartbeat({
     clock,
@@ -83,7 +83,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     // Only these two stop a handler; lifecycle events (another worker's "started", ...)
     // only report.
     if (isLifecycleEvent(event)) return;
-    const ls = laneByFullName.get(event.queue);
+    const ls = laneByFullName.get(event.lane);
     if (!ls) return;
     const h = ls.held.get(event.jobId);
     if (h) settler.lose(h, event.type);
@@ -135,12 +135,12 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     metrics: () => structuredClone(metrics),
     async start() {
       if (running) return;
-      if (stopPromise) throw new QueueClosedError("worker");
+      if (stopPromise) throw new ClosedError("worker");
       const stores = await Promise.all(configs.map((c) => host.openLane(c.name)));
       const lanes: LaneState[] = configs.map((config, i) => ({
         lane: { name: config.name, priority: config.priority },
         config,
-        store: stores[i] as Queue,
+        store: stores[i] as LaneStore,
         hint: undefined,
         hintAt: 0,
         held: new Map(),

@@ -56,7 +56,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
               else lose(h, s);
             });
           } catch (error) {
-            events.emit("error", { error, during: "heartbeat", queue: ls.config.name });
+            events.emit("error", { error, during: "heartbeat", lane: ls.config.name });
           }
         }
       }),

@@ -31,7 +31,7 @@ export class HeldJobContext implements JobContext {
   get maxAttempts() {
     return this.#h.task?.retry.maxAttempts ?? 1;
   }
-  get queue() {
+  get lane() {
     return this.#h.lane.config.name;
   }
   get task() {
@@ -61,7 +61,7 @@ export class HeldJobContext implements JobContext {
   progress(value: unknown): void {
     const h = this.#h;
     this.#host.events.emit("progress", {
-      queue: h.lane.config.name,
+      lane: h.lane.config.name,
       jobId: h.job.id,
       task: h.job.task,
       value,

@@ -19,7 +19,7 @@
 import type { Capabilities, ReservedJob, ReserveResult } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import { sleep } from "../clock.ts";
-import { QueueClosedError } from "../errors.ts";
+import { ClosedError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import type { SelectionContext, Selector } from "../selectors/selector.ts";
 import type { AnyTask } from "../task.ts";
@@ -185,7 +185,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
             waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs);
             if (!drainedEmitted && held.size === 0) {
               drainedEmitted = true;
-              events.emit("drained", { queues: lanes.map((l) => l.config.name) });
+              events.emit("drained", { lanes: lanes.map((l) => l.config.name) });
             }
           }
           pollController = new AbortController();
@@ -256,7 +256,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         backoff = errorBackoffMs;
       } catch (error) {
         if (stopping.aborted) break;
-        if (error instanceof QueueClosedError) {
+        if (error instanceof ClosedError) {
           events.emit("error", { error, during: "reserve" });
           break;
         }

@@ -1,6 +1,6 @@
-import type { Queue } from "../adapter.ts";
+import type { LaneStore } from "../adapter.ts";
 import type { Fifo } from "../fifo.ts";
-import type { QueueConfig } from "../queue-config.ts";
+import type { LaneConfig } from "../lane-config.ts";
 import type { Lane } from "../selectors/selector.ts";
 import type { HeldJob } from "./held-job.ts";
 
@@ -8,9 +8,9 @@ import type { HeldJob } from "./held-job.ts";
 export interface LaneState {
   /** The lane as the selector sees it. */
   readonly lane: Lane;
-  readonly config: QueueConfig;
+  readonly config: LaneConfig;
   /** The backend's handle of the lane. */
-  readonly store: Queue;
+  readonly store: LaneStore;
   /**
    * The lane's ready count as last learned from a reserve or probe, and when: trusted
    * for `hintTtlMs`, so selectors skip lanes known empty without asking the backend.

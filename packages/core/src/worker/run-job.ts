@@ -77,7 +77,7 @@ export function createJobRunner({ clock, events, settler, stopping }: JobRunnerD
     // Most services do not listen to `started`; skip building its payload then.
     if (events.listenerCount("started") > 0) {
       events.emit("started", {
-        queue: h.lane.config.name,
+        lane: h.lane.config.name,
         jobId: job.id,
         task: job.task,
         attempt: job.attempt,

@@ -27,7 +27,7 @@ export interface RunnerPoolOptions<T> {
 export interface RunnerPool<T> {
   /** The line of a priority given at creation, to dispatch into. */
   line(priority: number): Fifo<T>;
-  /** Queue an item on its line and make sure a runner will take it. */
+  /** LaneStore an item on its line and make sure a runner will take it. */
   dispatch(line: Fifo<T>, item: T): void;
   /**
    * Items dispatched whose run has not ended, waiting or running. Counted here, not by

@@ -63,7 +63,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
   const lose = (h: HeldJob, status: LossStatus, answered = false) => {
     if (h.settled && !answered) return; // its ack/nack is in flight: that answer decides
     h.settled = true;
-    const ref = { queue: h.lane.config.name, jobId: h.job.id, task: h.job.task };
+    const ref = { lane: h.lane.config.name, jobId: h.job.id, task: h.job.task };
     const reason =
       status === "canceled" ? new CanceledError(h.job.id) : new LockLostError(h.job.id);
     if (!answered) abortHeld(h, reason, clock);
@@ -120,7 +120,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
       } catch (error) {
         // Infrastructure failure: the outcome is unknown. The lease will expire and the
         // job will be delivered again (at least once), so stop tracking it here.
-        events.emit("error", { error, during, queue: ls.config.name });
+        events.emit("error", { error, during, lane: ls.config.name });
         for (const item of batch) held.forget(holder(item));
         continue;
       }
@@ -135,7 +135,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
   };
 
   const flushLane = async (ls: LaneState, p: Pending): Promise<void> => {
-    const queue = ls.config.name;
+    const lane = ls.config.name;
     const self = (h: HeldJob) => h;
     await Promise.all([
       sendBatched(
@@ -145,7 +145,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         (b) => ls.store.ack(b.map((h) => h.job.lock)),
         (h) =>
           events.emit("succeeded", {
-            queue,
+            lane,
             jobId: h.job.id,
             task: h.job.task,
             attempt: h.job.attempt,
@@ -160,7 +160,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         (b) => ls.store.nack(b.map((n) => n.item)),
         ({ h, item }) => {
           const ref = {
-            queue,
+            lane,
             jobId: h.job.id,
             task: h.job.task,
             attempt: h.job.attempt,

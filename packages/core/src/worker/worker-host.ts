@@ -1,7 +1,7 @@
-import type { Adapter, Queue } from "../adapter.ts";
+import type { Adapter, LaneStore } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { TasklaneEventBus } from "../events.ts";
-import type { QueueConfig } from "../queue-config.ts";
+import type { LaneConfig } from "../lane-config.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
 import type { AnyTask } from "../task.ts";
 
@@ -19,11 +19,11 @@ export interface WorkerHost {
   /** The tasks the worker can run, by name. */
   readonly tasks: ReadonlyMap<string, AnyTask>;
   /** Every configured lane, by config name. */
-  readonly configs: ReadonlyMap<string, QueueConfig>;
+  readonly configs: ReadonlyMap<string, LaneConfig>;
   /** A fresh selector: built-in selectors keep per-worker state. */
   makeSelector(): Selector;
   /** The backend's handle of a lane, opened once per client. */
-  openLane(name: string): Promise<Queue>;
+  openLane(name: string): Promise<LaneStore>;
   /**
    * Call `listener` with a lane's config name whenever this process publishes to it (or
    * resumes it), so an idle worker wakes at once. Returns the function that stops it.

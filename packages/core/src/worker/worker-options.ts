@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
+import type { LaneConfig } from "../lane-config.ts";
 import { count, parseOptions } from "../options.ts";
-import type { QueueConfig } from "../queue-config.ts";
 
 export interface WorkerOptions {
   /** Jobs running at once in this worker. Default 10. */
@@ -12,15 +12,15 @@ export interface WorkerOptions {
    * keep their leases by heartbeat, start in lane-priority order, are handed back
    * unstarted at shutdown, and still obey Kale's time budget when they start. 0 turns
    * prefetching off. Default: room for one batch in flight while another waits to run,
-   * `max(B, 2 × B − concurrency)` with B the largest `batchSize` among the served queues
+   * `max(B, 2 × B − concurrency)` with B the largest `batchSize` among the served lanes
    * (so just B when batches are no larger than `concurrency`).
    */
   prefetch?: number;
-  /** Serve only these queues (config names). Default: all. */
-  queues?: string[];
+  /** Serve only these lanes (config names). Default: all. */
+  lanes?: string[];
   /** How long a ready count learned from a reserve or probe is trusted, ms. Default 1_000. */
   hintTtlMs?: number;
-  /** Heartbeat period, ms. Default a third of the shortest lease among served queues. */
+  /** Heartbeat period, ms. Default a third of the shortest lease among served lanes. */
   heartbeatMs?: number;
   /** First back-off after an infrastructure error, ms (doubles to 30 s). Default 250. */
   errorBackoffMs?: number;
@@ -41,7 +41,7 @@ export interface ResolvedWorkerOptions {
   concurrency: number;
   prefetch: number;
   /** The served lanes' configs, in the order given. */
-  configs: QueueConfig[];
+  configs: LaneConfig[];
   hintTtlMs: number;
   heartbeatMs: number;
   errorBackoffMs: number;
@@ -51,7 +51,7 @@ const workerOptionsSchema = z
   .object({
     concurrency: count(1).optional(),
     prefetch: count(0).optional(),
-    queues: z
+    lanes: z
       .array(z.string(), "must be an array of lane names")
       .min(1, "must name at least one lane")
       .optional(),
@@ -72,15 +72,15 @@ const workerOptionsSchema = z
  */
 export function resolveWorkerOptions(
   input: WorkerOptions,
-  lanes: ReadonlyMap<string, QueueConfig>,
+  lanes: ReadonlyMap<string, LaneConfig>,
 ): ResolvedWorkerOptions {
   const options = parseOptions(workerOptionsSchema, input ?? {}, "worker");
   const concurrency = options.concurrency ?? 10;
-  const names = options.queues ?? [...lanes.keys()];
+  const names = options.lanes ?? [...lanes.keys()];
   for (const [i, n] of names.entries()) {
-    if (!lanes.has(n)) throw new ConfigError(`worker.queues[${i}]`, n, "no such queue");
+    if (!lanes.has(n)) throw new ConfigError(`worker.lanes[${i}]`, n, "no such lane");
   }
-  const configs = names.map((n) => lanes.get(n) as QueueConfig);
+  const configs = names.map((n) => lanes.get(n) as LaneConfig);
   const shortestLeaseMs = Math.min(...configs.map((c) => c.leaseMs));
   const heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(shortestLeaseMs / 3));
   if (heartbeatMs > shortestLeaseMs / 2) {

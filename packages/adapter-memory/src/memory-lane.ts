@@ -1,5 +1,5 @@
 /*
- * Data structures of one memory queue, and the invariants that hold between calls:
+ * Data structures of one memory lane, and the invariants that hold between calls:
  *
  * - `byId`: every stored job (any state) by id. De-duplication is a lookup here; a job
  *   leaves it only through retention or `delete`.
@@ -21,7 +21,7 @@
  * - Time is lazy: `maintain(now)`, run first by every call, promotes due delayed jobs,
  *   reclaims expired leases (stall counting) and applies retention (bounded per call).
  *   Fencing never depends on it: a lock whose lease has expired is "lost" either way.
- * - No timer per job. While long polls wait there is at most one queue timer, armed for
+ * - No timer per job. While long polls wait there is at most one lane timer, armed for
  *   the earliest of the next delayed due time and the next lease expiry; puts, releases,
  *   resumes and freed concurrency slots serve waiters synchronously. Each waiter has one
  *   timer for its own deadline.
@@ -31,6 +31,7 @@ import {
   addSample,
   type CancelResult,
   type Clock,
+  ClosedError,
   ConfigError,
   type DayStats,
   dayOf,
@@ -39,6 +40,10 @@ import {
   type JobEvent,
   type JobInfo,
   type JobState,
+  type LaneCounts,
+  LaneFullError,
+  type LaneStore,
+  type LaneStoreOptions,
   type LifecycleEventType,
   type ListOptions,
   type Lock,
@@ -46,18 +51,13 @@ import {
   type NackItem,
   type NewJob,
   type PutResult,
-  type Queue,
-  QueueClosedError,
-  type QueueCounts,
-  QueueFullError,
-  type QueueOptions,
   type ReleaseItem,
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
   type RetentionPolicy,
   type TimerHandle,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
 import { LeaseIndex } from "./lease-index.ts";
@@ -72,7 +72,7 @@ const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 10_000;
 /** Jobs handed out between two macrotask turns at most (see `yieldDue`). */
 const YIELD_EVERY_JOBS = 1000;
-/** Days of stats kept per queue (oldest dropped first). */
+/** Days of stats kept per lane (oldest dropped first). */
 const STATS_DAYS_KEPT = 400;
 
 /**
@@ -86,7 +86,7 @@ const abandonedCursors = new FinalizationRegistry<{ list: StateList; cursor: Lis
   ({ list, cursor }) => list.removeCursor(cursor),
 );
 
-/** What all queues of one adapter share. */
+/** What all lanes of one adapter share. */
 export interface AdapterShared {
   readonly clock: Clock;
   readonly maxJobs: number;
@@ -96,7 +96,7 @@ export interface AdapterShared {
   handedSinceYield: number;
   emit(event: AdapterEvent): void;
   /** A lifecycle event (or a cancel of a job nobody holds), delivered after the operation. */
-  report(type: LifecycleEventType | "canceled", queue: string, jobId: string): void;
+  report(type: LifecycleEventType | "canceled", lane: string, jobId: string): void;
 }
 
 /** The lifecycle event each history entry reports (see LifecycleEventType). */
@@ -126,10 +126,10 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
-/** A memory queue: every method of the contract, optional ones included. */
-export type MemoryQueue = Required<Queue>;
+/** A memory lane: every method of the contract, optional ones included. */
+export type MemoryLane = Required<LaneStore>;
 
-export class MemoryQueueImpl implements MemoryQueue {
+export class MemoryLaneImpl implements MemoryLane {
   readonly name: string;
   private readonly shared: AdapterShared;
   private readonly clock: Clock;
@@ -164,15 +164,15 @@ export class MemoryQueueImpl implements MemoryQueue {
   private today: DayStats | undefined = undefined;
   private todayStart = 0;
 
-  constructor(name: string, options: QueueOptions, shared: AdapterShared) {
+  constructor(name: string, options: LaneStoreOptions, shared: AdapterShared) {
     this.name = name;
     this.shared = shared;
     this.clock = shared.clock;
     this.configure(options);
   }
 
-  /** Apply (validated) queue options; a later `adapter.queue(name, options)` re-applies. */
-  configure(options: QueueOptions): void {
+  /** Apply (validated) lane options; a later `adapter.lane(name, options)` re-applies. */
+  configure(options: LaneStoreOptions): void {
     this.maxConcurrency = options.maxConcurrency ?? Number.POSITIVE_INFINITY;
     this.maxStalls = options.maxStalls;
     this.historyLimit = options.historyLimit;
@@ -208,12 +208,12 @@ export class MemoryQueueImpl implements MemoryQueue {
     return results;
   }
 
-  /** Throw QueueFullError, before any write, when the batch's new jobs do not fit. */
+  /** Throw LaneFullError, before any write, when the batch's new jobs do not fit. */
   private checkFits(jobs: NewJob[]): void {
     const seen = new Set<string>();
     for (const job of jobs) if (!this.byId.has(job.id)) seen.add(job.id);
     if (seen.size > 0 && this.pendingCount() + seen.size > this.shared.maxJobs) {
-      throw new QueueFullError(this.name, this.shared.maxJobs);
+      throw new LaneFullError(this.name, this.shared.maxJobs);
     }
   }
 
@@ -459,7 +459,7 @@ export class MemoryQueueImpl implements MemoryQueue {
     return this.takeable();
   }
 
-  async counts(): Promise<QueueCounts> {
+  async counts(): Promise<LaneCounts> {
     this.check();
     this.maintain(this.clock.now());
     const l = this.lists;
@@ -571,7 +571,7 @@ export class MemoryQueueImpl implements MemoryQueue {
     if (changed) this.afterFinish(now);
     // Emitted after the batch is applied, so a listener that calls back in sees it whole.
     for (const jobId of canceledActive)
-      this.shared.emit({ type: "canceled", queue: this.name, jobId });
+      this.shared.emit({ type: "canceled", lane: this.name, jobId });
     return results;
   }
 
@@ -662,7 +662,7 @@ export class MemoryQueueImpl implements MemoryQueue {
   }
 
   private check(): void {
-    if (this.shared.closed) throw new QueueClosedError(`memory queue "${this.name}"`);
+    if (this.shared.closed) throw new ClosedError(`memory lane "${this.name}"`);
   }
 
   // ── time: lazy maintenance and the wake timer ────────────────────────────────────────
@@ -863,7 +863,7 @@ export class MemoryQueueImpl implements MemoryQueue {
   private info(rec: JobRecord): JobInfo {
     const info: JobInfo = {
       id: rec.id,
-      queue: this.name,
+      lane: this.name,
       task: rec.task,
       payload: rec.payload,
       priority: rec.priority,

@@ -8,28 +8,28 @@ import {
   type JobEvent,
   type JobInfo,
   type JobState,
+  type LaneCounts,
+  type LaneStore,
+  type LaneStoreOptions,
   type ListOptions,
   type Lock,
   type LockStatus,
   type NackItem,
   type NewJob,
   type PutResult,
-  type Queue,
-  type QueueCounts,
-  type QueueOptions,
   type ReleaseItem,
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
   type RetentionPolicy,
   type Summary,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
+import { type AdapterShared, type FollowUp, MAX_BATCH } from "./adapter-shared.ts";
 import { mapRedisError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
-import { type QueueKeys, queueKeys } from "./keys.ts";
+import { type LaneKeys, laneKeys } from "./keys.ts";
 import { MAX_BY_REF_JOBS, newCallRef, packJobs } from "./put-batch.ts";
-import type { AdapterShared, FollowUp } from "./redis-adapter.ts";
 import { runCall, SCRIPTS, ScriptCall, type ScriptName } from "./scripts.ts";
 
 const STATE_CODES: Record<JobState, number> = {
@@ -45,13 +45,11 @@ const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finish
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
-/** How long "the queue was left empty" is trusted by the next long poll, ms. */
+/** How long "the lane was left empty" is trusted by the next long poll, ms. */
 const IDLE_HINT_MS = 1_000;
 /** Fields per job in a reserve reply, and before the first job (see lua/reserve.lua). */
 const RESERVE_FIELDS = 7;
 const RESERVE_HEAD = 4;
-/** Most jobs in one call of any script (the adapter's maxBatch); merged puts fit in it. */
-export const MAX_BATCH = 1_000;
 
 interface QueuedPut {
   jobs: NewJob[];
@@ -62,33 +60,33 @@ interface QueuedPut {
 /** The reason a job whose stored text does not parse is handed out as malformed. */
 const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
 
-/** A Redis queue: every method of the contract, optional ones included. */
-export class RedisQueue implements Required<Queue> {
+/** A Redis lane: every method of the contract, optional ones included. */
+export class RedisLane implements Required<LaneStore> {
   readonly name: string;
   private readonly shared: AdapterShared;
-  private readonly keys: QueueKeys;
+  private readonly keys: LaneKeys;
   /** ARGV[1..6] of every script (see lua/_common.lua). */
   private common: string[] = [];
-  /** Each script's calls with this queue's keys and common arguments (see ScriptCall). */
+  /** Each script's calls with this lane's keys and common arguments (see ScriptCall). */
   private calls = new Map<ScriptName, ScriptCall>();
   /**
-   * Set when this queue's last reserve left nothing takeable: a long poll that follows soon
+   * Set when this lane's last reserve left nothing takeable: a long poll that follows soon
    * after blocks on the wake-up key at once instead of running an empty reserve first.
-   * Safe because every change that makes a job takeable in an empty queue (a put, a
+   * Safe because every change that makes a job takeable in an empty lane (a put, a
    * resume, a freed slot, an earlier delayed job) pushes a wake-up marker, and a worker
    * that takes jobs and leaves some passes the wake-up on.
    */
   private idle: { at: number; nextAt: number } | undefined = undefined;
 
-  constructor(name: string, options: QueueOptions, shared: AdapterShared) {
+  constructor(name: string, options: LaneStoreOptions, shared: AdapterShared) {
     this.name = name;
     this.shared = shared;
-    this.keys = queueKeys(shared.prefix, name);
+    this.keys = laneKeys(shared.prefix, name);
     this.configure(options);
   }
 
-  /** Apply (validated) queue options; they travel with every script call. */
-  configure(options: QueueOptions): void {
+  /** Apply (validated) lane options; they travel with every script call. */
+  configure(options: LaneStoreOptions): void {
     this.common = [
       this.name,
       String(options.maxStalls),
@@ -112,7 +110,7 @@ export class RedisQueue implements Required<Queue> {
 
   private async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
     if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     return this.send(script, args);
   }
 
@@ -122,7 +120,7 @@ export class RedisQueue implements Required<Queue> {
       this.shared.client,
       this.call(script),
       args,
-      `${script} on queue "${this.name}"`,
+      `${script} on lane "${this.name}"`,
       this.shared.scripting,
     );
     this.shared.track(call);
@@ -145,7 +143,7 @@ export class RedisQueue implements Required<Queue> {
 
   put(jobs: NewJob[]): Promise<PutResult[]> {
     try {
-      this.shared.check(`redis queue "${this.name}"`);
+      this.shared.check(`redis lane "${this.name}"`);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -238,7 +236,7 @@ export class RedisQueue implements Required<Queue> {
   // ── reserve ──────────────────────────────────────────────────────────────────────────
 
   async reserve(options: ReserveOptions): Promise<ReserveResult> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     const limit = Math.min(Math.floor(options.limit), MAX_BATCH);
     const leaseMs = options.leaseMs;
     if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 0) {
@@ -283,7 +281,7 @@ export class RedisQueue implements Required<Queue> {
       }
       const left = deadline - Date.now();
       if (left <= 0) return result;
-      // Block on the wake-up key: a put into the empty queue, a resume or a freed slot
+      // Block on the wake-up key: a put into the empty lane, a resume or a freed slot
       // pushes a marker; a delayed job falling due or a lease expiring ends the block.
       let blockMs = Math.min(left, this.shared.maxBlockMs);
       if (nextInMs >= 0) blockMs = Math.min(blockMs, nextInMs + 1);
@@ -324,13 +322,13 @@ export class RedisQueue implements Required<Queue> {
   // ── ack, nack, release, extend ───────────────────────────────────────────────────────
 
   async ack(locks: Lock[]): Promise<LockStatus[]> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     if (locks.length === 0) return [];
     return statuses(await this.run("ack", lockArgs(locks)));
   }
 
   async nack(items: NackItem[]): Promise<LockStatus[]> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     const args: Array<string | number> = [];
     for (const item of items) {
@@ -348,13 +346,13 @@ export class RedisQueue implements Required<Queue> {
   }
 
   async release(items: ReleaseItem[]): Promise<LockStatus[]> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     return statuses(await this.run("release", lockArgs(items.map((item) => item.lock))));
   }
 
   async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 0) {
       throw new ConfigError("leaseMs", leaseMs, "must be a finite number of ms >= 0");
     }
@@ -368,7 +366,7 @@ export class RedisQueue implements Required<Queue> {
     return Number(await this.run("probe", []));
   }
 
-  async counts(): Promise<QueueCounts> {
+  async counts(): Promise<LaneCounts> {
     const r = (await this.run("counts", [])) as number[];
     return {
       waiting: Number(r[0]),
@@ -406,7 +404,7 @@ export class RedisQueue implements Required<Queue> {
 
   async cancel(ids: string[]): Promise<CancelResult[]> {
     if (ids.length === 0) {
-      this.shared.check(`redis queue "${this.name}"`);
+      this.shared.check(`redis lane "${this.name}"`);
       return [];
     }
     const reply = (await this.run("cancel", ids.map(encodeId))) as number[];
@@ -442,16 +440,16 @@ export class RedisQueue implements Required<Queue> {
   }
 
   async isPaused(): Promise<boolean> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     try {
       return (await this.shared.client.hget(this.keys.meta, "paused")) === "1";
     } catch (error) {
-      throw mapRedisError(`isPaused on queue "${this.name}"`, error);
+      throw mapRedisError(`isPaused on lane "${this.name}"`, error);
     }
   }
 
   async stats(day: string): Promise<DayStats | undefined> {
-    this.shared.check(`redis queue "${this.name}"`);
+    this.shared.check(`redis lane "${this.name}"`);
     const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
     if (!match) throw new ConfigError("day", day, 'must be "YYYY-MM-DD"');
     const n = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) / DAY_MS;
@@ -465,7 +463,7 @@ export class RedisQueue implements Required<Queue> {
         `${n}:r`,
       );
     } catch (error) {
-      throw mapRedisError(`stats on queue "${this.name}"`, error);
+      throw mapRedisError(`stats on lane "${this.name}"`, error);
     }
     if (values.every((v) => v === null)) return undefined;
     const stats = emptyDayStats(day);
@@ -493,7 +491,7 @@ export class RedisQueue implements Required<Queue> {
     const parts = parseJobText(raw.text);
     const info: JobInfo = {
       id: decodeId(raw.id),
-      queue: this.name,
+      lane: this.name,
       task: parts?.task ?? "",
       payload: parts?.payload ?? raw.text,
       priority: raw.priority,

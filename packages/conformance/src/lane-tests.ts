@@ -1,19 +1,19 @@
 import {
   type AdapterEvent,
+  ClosedError,
   isLifecycleEvent,
-  QueueClosedError,
   type ReservedJob,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import type { Harness } from "./harness.ts";
-import type { ConformanceOptions } from "./index.ts";
+import type { ConformanceOptions } from "./options.ts";
 
-/** Adapter-level behaviour: the Queue contract of docs/adapter-contract.md. */
-export function registerQueueTests(get: () => Harness, options: ConformanceOptions): void {
-  describe("queue", () => {
+/** Adapter-level behaviour: the LaneStore contract of docs/adapter-contract.md. */
+export function registerLaneTests(get: () => Harness, options: ConformanceOptions): void {
+  describe("lane", () => {
     it("round-trips a job through put, reserve and ack", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const job = h.job({
         task: "send-email",
         payload: '{"to":"a@example.com","n":"ü€😀"}',
@@ -41,7 +41,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("hands out higher priority first, FIFO among equals", async (ctx) => {
       const h = get();
       if (!h.caps.priorities) return ctx.skip();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const ids: Record<string, string> = {};
       for (const [name, priority] of [
         ["a", 0],
@@ -60,7 +60,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("holds a delayed job until its runAt", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const delay = 3 * h.unit;
       const job = h.job({ runAt: h.now() + delay });
       await q.put([job]);
@@ -78,7 +78,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("refuses a duplicate job id, also inside one batch", async (ctx) => {
       const h = get();
       if (!h.caps.dedup) return ctx.skip();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const job = h.job();
       const other = h.job();
       expect(await q.put([job, { ...job, payload: '"second"' }, other])).toEqual([
@@ -95,7 +95,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("still refuses a caller's duplicate id in a batch of fresh (client-generated) ids", async (ctx) => {
       const h = get();
       if (!h.caps.dedup) return ctx.skip();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       // freshId lets an adapter skip the check for an id the client generated; an id the
       // caller chose (no freshId) must still be looked up, also when the rest are fresh.
       const mine = h.job();
@@ -114,7 +114,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("gives parallel reserves disjoint jobs", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const jobs = Array.from({ length: 30 }, () => h.job());
       for (let i = 0; i < jobs.length; i += h.caps.maxBatch)
         await q.put(jobs.slice(i, i + h.caps.maxBatch));
@@ -134,7 +134,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("re-delivers a job whose lease expired, with attempt + 1, and fences the old lock", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       await q.put([h.job()]);
       const [first] = await h.reserveAll(q, 1, h.unit);
       const second = await h.waitFor(
@@ -153,7 +153,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("dead-letters a job whose lease expired more than maxStalls times", async (ctx) => {
       const h = get();
       if (!h.caps.get) return ctx.skip();
-      const q = await h.freshQueue({ maxStalls: 1 });
+      const q = await h.freshLane({ maxStalls: 1 });
       const put = h.job();
       await q.put([put]);
       await h.reserveAll(q, 1, h.unit); // stall 1: tolerated, handed out again
@@ -172,7 +172,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("extend moves the lease's expiry", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       await q.put([h.job()]);
       const [job] = await h.reserveAll(q, 1, 2 * h.unit);
       await h.pass(h.unit);
@@ -185,7 +185,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("nack with runAt schedules the next attempt", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       await q.put([h.job()]);
       const [job] = await h.reserveAll(q, 1, 10 * h.unit);
       const runAt = h.now() + 3 * h.unit;
@@ -205,7 +205,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("release hands a job back at once", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       await q.put([h.job()]);
       const [job] = await h.reserveAll(q, 1, 30 * h.unit);
       expect(await q.release([{ lock: (job as ReservedJob).lock, uncounted: true }])).toEqual([
@@ -221,7 +221,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("dead-letters a job and retries it by hand", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const put = h.job();
       await q.put([put]);
       const [job] = await h.reserveAll(q, 1, 10 * h.unit);
@@ -264,7 +264,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("cancels waiting jobs, and reports unknown and finished ones", async (ctx) => {
       const h = get();
       if (!h.caps.cancel) return ctx.skip();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const a = h.job();
       const b = h.job({ runAt: h.now() + 100 * h.unit });
       await q.put([a, b]);
@@ -281,7 +281,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("cancels an active job: the holder learns it from its next call and from an event", async (ctx) => {
       const h = get();
       if (!h.caps.cancelActive) return ctx.skip();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const put = h.job();
       await q.put([put]);
       const events: AdapterEvent[] = [];
@@ -296,7 +296,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
         if (h.caps.subscribe) {
           await h.waitFor(
             () =>
-              events.some((e) => e.type === "canceled" && e.jobId === put.id && e.queue === q.name),
+              events.some((e) => e.type === "canceled" && e.jobId === put.id && e.lane === q.name),
             "the canceled event",
           );
         }
@@ -308,17 +308,17 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("reports each job's lifecycle to subscribers (capability lifecycleEvents)", async (ctx) => {
       const h = get();
       if (!h.caps.subscribe || !h.caps.lifecycleEvents) return ctx.skip();
-      const q = await h.freshQueue({ maxStalls: 0 });
+      const q = await h.freshLane({ maxStalls: 0 });
       const seen = new Map<string, string[]>();
       const unsubscribe = await h.adapter.subscribe?.((e) => {
-        if (e.queue !== q.name) return;
+        if (e.lane !== q.name) return;
         seen.set(e.jobId, [...(seen.get(e.jobId) ?? []), e.type]);
       });
       // A worker's kind of subscription: lifecycle events need not reach it, and must not.
       const quiet: string[] = [];
       const unsubscribeQuiet = await h.adapter.subscribe?.(
         (e) => {
-          if (e.queue === q.name && isLifecycleEvent(e)) quiet.push(e.type);
+          if (e.lane === q.name && isLifecycleEvent(e)) quiet.push(e.type);
         },
         { lifecycle: false },
       );
@@ -389,7 +389,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("ends a long poll at once when its signal aborts", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const controller = new AbortController();
       const waitMs = Math.min(h.caps.maxWaitMs, 20_000);
       const started = performance.now();
@@ -402,7 +402,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("wakes a long poll when a job is put", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const waitMs = Math.min(h.caps.maxWaitMs, 20_000);
       const started = performance.now();
       const poll = q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs });
@@ -421,7 +421,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
 
     it("counts and probes what it holds", async () => {
       const h = get();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       await q.put([h.job(), h.job(), h.job(), h.job({ runAt: h.now() + 100 * h.unit })]);
       if (h.caps.exactCounts) {
         expect(await q.probe()).toBe(3);
@@ -436,7 +436,7 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
     it("lists jobs by state as a stream", async (ctx) => {
       const h = get();
       if (!h.caps.list) return ctx.skip();
-      const q = await h.freshQueue();
+      const q = await h.freshLane();
       const jobs = Array.from({ length: 25 }, () => h.job());
       for (let i = 0; i < jobs.length; i += h.caps.maxBatch)
         await q.put(jobs.slice(i, i + h.caps.maxBatch));
@@ -448,19 +448,19 @@ export function registerQueueTests(get: () => Harness, options: ConformanceOptio
       expect(listed.sort()).toEqual(jobs.map((j) => j.id).sort());
     });
 
-    it("close is idempotent and later calls throw QueueClosedError", async () => {
+    it("close is idempotent and later calls throw ClosedError", async () => {
       const h = get();
       const adapter = await options.createAdapter();
-      const q = await adapter.queue(h.uniqueName(), { maxStalls: 1, historyLimit: 10 });
+      const q = await adapter.lane(h.uniqueName(), { maxStalls: 1, historyLimit: 10 });
       await adapter.close();
       await adapter.close();
-      await expect(q.put([h.job()])).rejects.toBeInstanceOf(QueueClosedError);
+      await expect(q.put([h.job()])).rejects.toBeInstanceOf(ClosedError);
       await expect(q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).rejects.toBeInstanceOf(
-        QueueClosedError,
+        ClosedError,
       );
       await expect(
-        adapter.queue("another", { maxStalls: 1, historyLimit: 10 }),
-      ).rejects.toBeInstanceOf(QueueClosedError);
+        adapter.lane("another", { maxStalls: 1, historyLimit: 10 }),
+      ).rejects.toBeInstanceOf(ClosedError);
     });
   });
 }

@@ -1,5 +1,5 @@
 /**
- * One tasklane queue on SQS: one SQS queue per priority band (one band unless
+ * One tasklane lane on SQS: one SQS queue per priority band (one band unless
  * `priorityLanes` is set), plus a dead-letter queue `<name>-dlq` created on demand.
  *
  * Leases are visibility timeouts; the lock token is the receipt handle. Fencing is local
@@ -30,21 +30,21 @@ import {
 } from "@aws-sdk/client-sqs";
 import {
   AdapterError,
+  ClosedError,
   type JobError,
+  type LaneCounts,
+  type LaneStore,
   type Lock,
   type LockStatus,
   type NackItem,
   type NewJob,
   PayloadTooLargeError,
   type PutResult,
-  type Queue,
-  QueueClosedError,
-  type QueueCounts,
   type ReleaseItem,
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
-} from "@tasklane/core";
+} from "@tasklane/core/adapter";
 import {
   ATTR,
   type Attributes,
@@ -66,7 +66,7 @@ import {
   type UrlIO,
 } from "./sqs-io.ts";
 
-/** One SQS queue serving a priority range of a logical queue. Index 0 is drained first. */
+/** One SQS queue serving a priority range of a lane. Index 0 is drained first. */
 export interface LaneBand {
   index: number;
   name: string;
@@ -75,7 +75,7 @@ export interface LaneBand {
   minPriority: number;
 }
 
-export interface SqsQueueInit {
+export interface SqsLaneInit {
   name: string;
   client: SQSClient;
   fifo: boolean;
@@ -155,12 +155,12 @@ function copyAttributes(attrs: Attributes): Attributes {
   return out;
 }
 
-export class SqsQueue implements Queue {
+export class SqsLane implements LaneStore {
   readonly name: string;
   readonly fifo: boolean;
-  /** The SQS queues behind this queue, highest band first. */
+  /** The SQS queues behind this lane, highest band first. */
   readonly bands: ReadonlyArray<LaneBand>;
-  readonly #init: SqsQueueInit;
+  readonly #init: SqsLaneInit;
   readonly #bands: BandState[];
   readonly #held = new Map<string, Held>();
   #buffer: Held[] = [];
@@ -172,7 +172,7 @@ export class SqsQueue implements Queue {
   #lastReserveAt = 0;
   readonly #background = new Set<Promise<unknown>>();
 
-  constructor(init: SqsQueueInit) {
+  constructor(init: SqsLaneInit) {
     this.#init = init;
     this.name = init.name;
     this.fifo = init.fifo;
@@ -865,7 +865,7 @@ export class SqsQueue implements Queue {
     }
   }
 
-  async counts(): Promise<QueueCounts> {
+  async counts(): Promise<LaneCounts> {
     this.#assertOpen();
     const names = [
       "ApproximateNumberOfMessages",
@@ -983,7 +983,7 @@ export class SqsQueue implements Queue {
   // ── lifecycle ───────────────────────────────────────────────────────────────────────
 
   #assertOpen() {
-    if (this.#closed) throw new QueueClosedError(`sqs queue "${this.name}"`);
+    if (this.#closed) throw new ClosedError(`sqs lane "${this.name}"`);
   }
 
   /** Run background work, reporting (never throwing) its failure. */

@@ -1,0 +1,75 @@
+/**
+ * `@tasklane/core/adapter`: for authors of storage adapters (and of tools that drive one
+ * directly, like the conformance suite and the benchmarks). It holds the adapter contract
+ * (`Adapter`, `LaneStore` and the types their methods take and return) and the helpers
+ * the bundled adapters share: option validation, stats math, JSON codec, retry math and
+ * the errors adapters throw. Applications need only `@tasklane/core`.
+ */
+export type {
+  Adapter,
+  AdapterEvent,
+  CancelResult,
+  Capabilities,
+  CapabilityLimits,
+  FailReason,
+  JobError,
+  JobEvent,
+  JobInfo,
+  JobState,
+  LaneCounts,
+  LaneStore,
+  LaneStoreOptions,
+  LifecycleEventType,
+  ListOptions,
+  Lock,
+  LockStatus,
+  NackItem,
+  NewJob,
+  PutResult,
+  ReleaseItem,
+  ReservedJob,
+  ReserveOptions,
+  ReserveResult,
+  RetentionPolicy,
+  SubscribeOptions,
+} from "./adapter.ts";
+export {
+  fullCapabilities,
+  isLifecycleEvent,
+  LIFECYCLE_EVENT_TYPES,
+  PENDING_STATES,
+  validateLaneStoreOptions,
+} from "./adapter.ts";
+export type { Clock, TimerHandle } from "./clock.ts";
+export { sleep } from "./clock.ts";
+export { byteLength, decodeJson, encodeJson } from "./codec.ts";
+export type { ErrorCode } from "./errors.ts";
+export {
+  AdapterError,
+  ClosedError,
+  ConfigError,
+  LaneFullError,
+  PayloadTooLargeError,
+  TasklaneError,
+  UnsupportedError,
+} from "./errors.ts";
+export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
+export { DEFAULT_RETENTION, laneConfigSchema, parseLaneConfig } from "./lane-config.ts";
+export type { RetryOptions, RetryPolicy } from "./retry.ts";
+export { backoffMs, DEFAULT_RETRY, resolveRetry } from "./retry.ts";
+export type { DayStats, Summary } from "./stats.ts";
+export {
+  addSample,
+  bucketIndex,
+  dayOf,
+  emptyDayStats,
+  emptySummary,
+  HISTOGRAM_BOUNDS_MS,
+  HISTOGRAM_SIZE,
+  mergeSummaries,
+  percentile,
+  stddev,
+  variance,
+} from "./stats.ts";
+export { stripUndefined } from "./strip-undefined.ts";
+export { toJobError } from "./worker/job-error.ts";
