@@ -29,9 +29,10 @@ export interface RedisAdapterOptions {
   /**
    * Where to connect when no `client` is given: a `redis://` / `rediss://` URL or ioredis
    * options (host, port, username, password, tls, ... pass through unchanged).
-   * Default `{ host: "127.0.0.1", port: 6379 }`.
+   * Default `{ host: "127.0.0.1", port: 6379 }`. `undefined` means the default, so
+   * `connection: process.env.REDIS_URL` compiles under `exactOptionalPropertyTypes`.
    */
-  connection?: string | RedisOptions;
+  connection?: string | RedisOptions | undefined;
   /**
    * Connect to a Redis Cluster instead (when no `client` is given): startup nodes and
    * ioredis Cluster options. Default: none.
@@ -40,9 +41,10 @@ export interface RedisAdapterOptions {
   /**
    * Prefix of every key and of the events channel. Keys are
    * `<prefix>:{<prefix>:<lane>}:<x>`; an ACL rule `~<prefix>:*` (and `&<prefix>:*` for
-   * events) covers them. Must not contain `{` or `}`. Default "tasklane".
+   * events) covers them. Must not contain `{` or `}`. Default "tasklane" (also for
+   * `undefined`, e.g. an unset environment variable).
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * Run even when the server's `maxmemory-policy` is not `noeviction`. Redis may then
    * evict job records and lose jobs silently. Default false: `lane()` throws ConfigError.

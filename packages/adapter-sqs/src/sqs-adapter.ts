@@ -36,9 +36,9 @@ export interface SqsAdapterOptions {
   /**
    * Prefix for every SQS queue name (before core's namespace), e.g. `"prod-"`. SQS names
    * are at most 80 characters: prefix + name + band suffix + `-dlq` + `.fifo` must fit.
-   * Default "".
+   * Default "" (also for `undefined`, e.g. an unset environment variable).
    */
-  queuePrefix?: string;
+  queuePrefix?: string | undefined;
   /**
    * Create missing SQS queues (lanes, bands, dead-letter queues). When false the adapter
    * only looks queues up (GetQueueUrl), for IAM roles without sqs:CreateQueue.
