@@ -76,8 +76,8 @@ export interface RedisAdapterOptions {
   /**
    * How the Lua scripts run. "functions": one function library (FUNCTION LOAD at start on
    * every master, FCALL by name; Redis 7+, Valkey), whose helpers are created once instead
-   * of on every call: a one-job put costs redis-server ~33% fewer instructions, a reserve
-   * ~23%, an ack ~18% (measured with callgrind). "eval": EVALSHA of each script (Redis
+   * of on every call, so each call costs redis-server fewer instructions (DESIGN.md, "A
+   * function library"). "eval": EVALSHA of each script (Redis
    * 6.2; or to keep the server's persisted function libraries untouched). "auto" takes
    * functions, and EVAL where FUNCTION LOAD is unknown (6.2) or refused (an ACL without
    * `FUNCTION`). Default "auto".
@@ -176,8 +176,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       // Off: every call is already a batch (one script per batch), and auto-pipelining
       // holds each command back until the event loop turns (setImmediate), which kept
       // reserves from overlapping running jobs and added a loop turn to every single
-      // publish. Measured in the same bench run: c=100 1.5x -> 2.5x BullMQ, c=10 1.9x ->
-      // 2.9x, one-at-a-time latency p99 5.2 -> 1.2 ms, single publishes +25%.
+      // publish (the adapter's README gives the measured cost).
       enableAutoPipelining: false,
     };
     const conn = options.connection;

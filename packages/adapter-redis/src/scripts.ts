@@ -5,9 +5,9 @@
  * - functions (Redis 7+, Valkey): one library holding every script as a function
  *   (FUNCTION LOAD once per server, FCALL by name). The prelude's helpers are created once,
  *   when the library loads; a call only runs its script's per-call set-up (the prelude's
- *   `--{ ... --}` blocks: keys, arguments, TIME, the meta hash) and its body. That saves
- *   61,000–88,000 redis-server instructions per call (the closures an EVAL creates on every
- *   call): a one-job put 33% less, a reserve 23%, the two calls a lone job waits for.
+ *   `--{ ... --}` blocks: keys, arguments, TIME, the meta hash) and its body, not the
+ *   closures an EVAL creates on every call (what that saves: DESIGN.md, "A function
+ *   library").
  * - EVAL scripts (Redis 6.2, or where FUNCTION is refused): each script's whole source,
  *   its first line naming it with the package version, called by EVALSHA; a NOSCRIPT reply
  *   (SCRIPT FLUSH, a restarted or failed-over server) is answered by one EVAL.
