@@ -1,7 +1,8 @@
 /**
- * The examples, run the way the README says (`npm run example:…`), as real processes on
- * real backends: the HTTP service keeps every job it accepted through a SIGTERM sent to
- * the process the command starts, and adapter-from-env.ts checks each backend.
+ * The examples, run the way the README says (`npm run example:…`, `npm run demo`), as real
+ * processes on real backends: the HTTP service keeps every job it accepted through a
+ * SIGTERM sent to the process the command starts, adapter-from-env.ts checks each
+ * backend, and the demo's output agrees with itself.
  *
  *   npx vitest run --project examples   # starts its own redis-server and fauxqs
  */
@@ -259,5 +260,41 @@ describe("examples/adapter-from-env.ts", () => {
     expect(check.lines.join("\n")).toContain(
       'ConfigError: Invalid option TASKLANE_BACKEND = "postgres": must be memory, redis or sqs',
     );
+  }, 60_000);
+});
+
+describe("examples/demo.ts", () => {
+  it("piped: progress lines read the handlers running, the last one equals the table", async () => {
+    const demo = runExample("demo", {});
+    expect(await finished(demo)).toEqual({ code: 0, signal: null });
+    const progress = demo.lines.flatMap((l) => {
+      const m =
+        /^published (\d+)\/3000 {2}succeeded (\d+) {2}retried (\d+) {2}dead (\d+) {2}running now (\d+), avg (\d+)$/.exec(
+          l,
+        );
+      return m ? [m.slice(1).map(Number)] : [];
+    });
+    expect(progress.length).toBeGreaterThan(1);
+    // Some second of the run had jobs running, and a handler count never exceeds concurrency.
+    expect(progress.some(([, , , , , avg]) => (avg ?? 0) > 0)).toBe(true);
+    expect(progress.every(([, , , , now, avg]) => (now ?? 0) <= 50 && (avg ?? 0) <= 50)).toBe(true);
+    const [published, succeeded, retried, dead] = progress.at(-1) ?? [];
+    expect(published).toBe(3000);
+    expect((succeeded ?? 0) + (dead ?? 0)).toBe(3000);
+    const total = demo.lines.find((l) => l.startsWith("all lanes"));
+    expect(total?.split(/\s{2,}/).slice(1)).toEqual([
+      String(succeeded),
+      String(retried),
+      String(dead),
+      expect.stringMatching(/^\d+$/),
+    ]);
+    // The legend explains every column of the table's header.
+    const header = demo.lines.find((l) => l.startsWith("lane (tickets)")) ?? "";
+    const columns = header.split(/\s{2,}/);
+    expect(columns).toHaveLength(9);
+    for (const column of columns) {
+      const name = column.replace(/ p(50|99)$/, " p50, p99");
+      expect(demo.lines.some((l) => l.startsWith(`${name}  `))).toBe(true);
+    }
   }, 60_000);
 });
