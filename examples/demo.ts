@@ -5,7 +5,10 @@
  * mixed workload of 3,000 jobs arriving in waves (some fail once and retry, some keep
  * failing and end in the dead letter set, a few are unrecoverable), one embedded worker
  * with concurrency 50 and the default ReducedLottery selector. A live progress line runs
- * while it works; at the end, a table per lane.
+ * while it works (rewritten in place on a terminal, one line a second when piped); at the
+ * end, a table per lane with a legend.
+ *
+ *   npm run demo
  */
 import { setTimeout } from "node:timers/promises";
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
@@ -53,14 +56,41 @@ const payload = z.object({
   kind: z.enum(["ok", "flaky", "broken", "fatal"]),
 });
 
+/**
+ * Handlers running now, and their time integral, for the progress line. Counted here, in
+ * the handler: `worker.held` counts leases, so it includes prefetched jobs that have not
+ * started and finished ones whose ack is on its way (over 60 at times with concurrency
+ * 50), and is not the number running.
+ */
+const busy = { running: 0, area: 0, changedAt: performance.now(), since: performance.now() };
+const busyChange = (delta: number) => {
+  const now = performance.now();
+  busy.area += busy.running * (now - busy.changedAt);
+  busy.changedAt = now;
+  busy.running += delta;
+};
+/** Mean number of handlers running since the previous call. */
+const busyAverage = () => {
+  busyChange(0);
+  const avg = busy.area / Math.max(busy.changedAt - busy.since, 1e-3);
+  busy.area = 0;
+  busy.since = busy.changedAt;
+  return avg;
+};
+
 const run = async (
   { workMs, kind }: z.infer<typeof payload>,
   ctx: { attempt: number; signal: AbortSignal },
 ) => {
-  await setTimeout(workMs, undefined, { signal: ctx.signal });
-  if (kind === "flaky" && ctx.attempt === 1) throw new Error("temporary glitch");
-  if (kind === "broken") throw new Error("this job always fails");
-  if (kind === "fatal") throw new UnrecoverableError("bad input, retrying will not help");
+  busyChange(1);
+  try {
+    await setTimeout(workMs, undefined, { signal: ctx.signal });
+    if (kind === "flaky" && ctx.attempt === 1) throw new Error("temporary glitch");
+    if (kind === "broken") throw new Error("this job always fails");
+    if (kind === "fatal") throw new UnrecoverableError("bad input, retrying will not help");
+  } finally {
+    busyChange(-1);
+  }
 };
 
 const retry = { maxAttempts: 3, baseMs: 100, maxMs: 1_000 };
@@ -104,9 +134,18 @@ const lane = (name: string) => {
   perLane[name] ??= { succeeded: 0, retried: 0, dead: 0 };
   return perLane[name];
 };
+/** Resolves once every job has either succeeded or gone dead. */
+let allSettled = () => {};
+const settled = new Promise<void>((resolve) => {
+  allSettled = resolve;
+});
+const settle = () => {
+  if (counts.succeeded + counts.dead === JOBS) allSettled();
+};
 tl.events.on("succeeded", (e) => {
   counts.succeeded++;
   lane(e.lane).succeeded++;
+  settle();
 });
 tl.events.on("retrying", (e) => {
   counts.retried++;
@@ -115,6 +154,7 @@ tl.events.on("retrying", (e) => {
 tl.events.on("failed", (e) => {
   counts.dead++;
   lane(e.lane).dead++;
+  settle();
 });
 
 function makeJob() {
@@ -127,15 +167,18 @@ const worker = tl.worker({ concurrency: 50 });
 await worker.start();
 const startedAt = performance.now();
 
+// On a terminal the line is rewritten every 100 ms; piped, one line a second. "running"
+// is a snapshot, so it also shows the mean since the previous line: jobs arrive in waves
+// every 250 ms and are done ~170 ms later, and a snapshot taken once a second falls at the
+// same point of that cycle each time (piped, the idle gap before the next wave: always 0).
 const interactive = process.stdout.isTTY;
-const progress = setInterval(
-  () => {
-    const line = `published ${counts.published}/${JOBS}  succeeded ${counts.succeeded}  retried ${counts.retried}  dead ${counts.dead}  running ${worker.held}`;
-    if (interactive) process.stdout.write(`\r${line}   `);
-    else console.log(line);
-  },
-  interactive ? 100 : 1_000,
-);
+const progressLine = () =>
+  `published ${counts.published}/${JOBS}  succeeded ${counts.succeeded}  retried ${counts.retried}  dead ${counts.dead}  running now ${busy.running}, avg ${busyAverage().toFixed(0)}`;
+const printProgress = () => {
+  if (interactive) process.stdout.write(`\r${progressLine()}\x1b[K`);
+  else console.log(progressLine());
+};
+const progress = setInterval(printProgress, interactive ? 100 : 1_000);
 
 // Arrivals in waves: mostly default and low work, with bursts of high-priority jobs.
 const shares = [
@@ -156,38 +199,85 @@ for (let wave = 0; wave < 10; wave++) {
 }
 
 // Everything published: wait until every job has either succeeded or gone dead.
-const deadline = performance.now() + 25_000;
-while (counts.succeeded + counts.dead < counts.published && performance.now() < deadline) {
-  await setTimeout(50);
-}
+const timeout = new AbortController();
+const finished = await Promise.race([
+  settled.then(() => true),
+  setTimeout(25_000, false, { signal: timeout.signal }),
+]);
+timeout.abort();
 clearInterval(progress);
+// The last line is printed now, when the last job has settled, not at the last tick of
+// the interval (up to a second earlier when piped): it shows the counts the table shows.
+printProgress();
 if (interactive) process.stdout.write("\n");
+if (!finished) console.error("timed out after 25 s waiting for the last jobs");
 const elapsedS = (performance.now() - startedAt) / 1000;
 const metrics = worker.metrics();
 await worker.stop();
 
 const fmt = (ms: number) =>
   Number.isNaN(ms) ? "-" : ms < 1_000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`;
-const rows = [];
+const header = [
+  "lane (tickets)",
+  "succeeded",
+  "retried",
+  "dead",
+  "wait p50",
+  "wait p99",
+  "run p50",
+  "run p99",
+  "selected",
+];
+const rows: string[][] = [];
 for (const config of lanes) {
   const stats = await tl.lane(config.name).stats();
   const c = lane(config.name);
-  rows.push({
-    lane: `${config.name} (${config.priority})`,
-    succeeded: c.succeeded,
-    retried: c.retried,
-    dead: c.dead,
-    "wait p50": stats ? fmt(percentile(stats.wait, 0.5)) : "-",
-    "wait p99": stats ? fmt(percentile(stats.wait, 0.99)) : "-",
-    "run p50": stats ? fmt(percentile(stats.run, 0.5)) : "-",
-    "run p99": stats ? fmt(percentile(stats.run, 0.99)) : "-",
-    selected: metrics.selected[config.name] ?? 0,
-  });
+  rows.push([
+    `${config.name} (${config.priority})`,
+    String(c.succeeded),
+    String(c.retried),
+    String(c.dead),
+    stats ? fmt(percentile(stats.wait, 0.5)) : "-",
+    stats ? fmt(percentile(stats.wait, 0.99)) : "-",
+    stats ? fmt(percentile(stats.run, 0.5)) : "-",
+    stats ? fmt(percentile(stats.run, 0.99)) : "-",
+    String(metrics.selected[config.name] ?? 0),
+  ]);
 }
+const sum = (column: number) => String(rows.reduce((n, row) => n + Number(row[column]), 0));
+rows.push(["all lanes", sum(1), sum(2), sum(3), "", "", "", "", sum(8)]);
+
+/** A plain text table: the first column left-aligned, the others right-aligned. */
+function table(head: string[], body: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join("  ");
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  const last = body.length - 1;
+  return [line(head), rule, ...body.slice(0, last).map(line), rule, line(body[last] ?? [])].join(
+    "\n",
+  );
+}
+
 console.log(
-  `\n${counts.published} jobs in ${elapsedS.toFixed(1)} s on the memory adapter, one worker, concurrency 50, ReducedLottery:`,
+  `\n${counts.published} jobs in ${elapsedS.toFixed(1)} s on the memory adapter, one worker, concurrency 50, ReducedLottery:\n`,
 );
-console.table(rows);
+console.log(table(header, rows));
+console.log(`
+lane (tickets)  the lane and its priority: lottery tickets, as in Kale's queue config
+succeeded       jobs that finished, on their first attempt or a retry
+retried         failed attempts scheduled again (after 100 ms, then 200 ms, less up to 20% jitter)
+dead            jobs in the dead letter set: failed 3 attempts, or threw UnrecoverableError
+wait p50, p99   due (published, or its backoff over) until reserved by the worker, per attempt
+run p50, p99    reserved until finished, per attempt: time held unstarted (prefetch) plus 2-42 ms of work
+selected        turns the selector gave the lane; a turn is up to num_iterations reserves (high 10,
+                others 5) of up to batch_size (10) jobs, ended early when the lane runs out. Lanes
+                known to be empty are skipped, so turns follow tickets only while every lane has work.
+Percentiles are read from the lane's stats histogram (1, 2, 5, 10, 20, 50, 100, 200, 500 ms,
+then every second), interpolated within a bucket. In the progress line, "running now" is the
+number of handlers running as the line was printed, "avg" the mean since the previous line.`);
 const lost = counts.published - counts.succeeded - counts.dead;
 await tl.close();
 if (lost !== 0) {

@@ -1,4 +1,4 @@
-// The README's quickstart, runnable: `npx node --conditions=source examples/quickstart.ts`
+// The README's quickstart, runnable: `npm run example:quickstart`
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { createTasklane, defineTask } from "@tasklane/core";
 import { z } from "zod";

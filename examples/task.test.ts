@@ -1,6 +1,8 @@
 /**
  * Unit-testing a task with the memory adapter and the manual clock: retries with backoff
  * happen without waiting, and the test sees exactly what a production worker would do.
+ *
+ *   npx vitest run --project examples
  */
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { createTasklane, defineTask } from "@tasklane/core";
