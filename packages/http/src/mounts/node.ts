@@ -1,0 +1,63 @@
+/**
+ * `@tasklane/http/node`: the management handler as a `node:http` request listener, through
+ * @hono/node-server (which streams answers with backpressure and aborts the Request's
+ * signal when the client goes away).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import type { ManagementHandler } from "../create-management-handler.ts";
+
+export type NodeListener = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  next?: (error?: unknown) => void,
+) => void;
+
+/**
+ * A listener for `http.createServer(listener)`. Requests outside the handler's basePath go
+ * to `next` when one is given (connect-style middleware), else get the handler's 404.
+ */
+export function createNodeListener(handler: ManagementHandler): NodeListener {
+  // overrideGlobalObjects: false: a library must not replace the process's global Request
+  // and Response, as @hono/node-server does by default for speed.
+  const listen = getRequestListener(fetchFrom(handler), { overrideGlobalObjects: false });
+  return (request, response, next) => {
+    if (next !== undefined && !handler.owns(pathOf(request.url))) {
+      next();
+      return;
+    }
+    listen(request, response).catch((error: unknown) => {
+      if (next) next(error);
+      else response.destroy(error instanceof Error ? error : undefined);
+    });
+  };
+}
+
+/**
+ * The handler behind a real Request. Without its global override, @hono/node-server hands
+ * over a light stand-in that passes `instanceof Request` (its prototype chain) but is no
+ * Request to undici, so middleware that copies a request (hono/body-limit:
+ * `new Request(request, init)`) throws on it. The copy shares the stand-in's body stream
+ * and abort signal.
+ */
+export function fetchFrom(handler: ManagementHandler): (request: Request) => Promise<Response> {
+  return (request) => {
+    const init: RequestInit & { duplex?: "half" } = {
+      method: request.method,
+      headers: request.headers,
+      signal: request.signal,
+    };
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      init.body = request.body;
+      init.duplex = "half";
+    }
+    return handler(new Request(request.url, init));
+  };
+}
+
+/** The path of a request target, without its query. */
+export function pathOf(url: string | undefined): string {
+  const target = url ?? "/";
+  const q = target.indexOf("?");
+  return q === -1 ? target : target.slice(0, q);
+}
