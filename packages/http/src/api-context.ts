@@ -1,6 +1,7 @@
 import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import type { AnyTask, Capabilities, LaneHandle, Tasklane } from "@tasklane/core";
 import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { type AccessOptions, checkAccess, checkCsrf, type Scope } from "./auth.ts";
 import { HttpError } from "./errors.ts";
 
@@ -43,6 +44,7 @@ export interface ContextOptions extends AccessOptions {
   tl: Tasklane;
   trustedOrigins: ReadonlySet<string>;
   bulkLimit: number;
+  maxBodyBytes: number;
   eventHeartbeatMs: number;
   eventQueueLimit: number;
 }
@@ -52,6 +54,15 @@ export function createApiContext(options: ContextOptions): ApiContext {
   const lanes = new Map(tl.lanes().map((lane) => [lane.name, lane]));
   const tasks = new Map(tl.tasks().map((task) => [task.name, task]));
   const adapter = tl.adapter;
+  // After authorization: a caller without the scope gets its 401 or 403, not a 413.
+  const limitBody = bodyLimit({
+    maxSize: options.maxBodyBytes,
+    onError: () => {
+      throw new HttpError(413, "PAYLOAD_TOO_LARGE", `Body over ${options.maxBodyBytes} bytes`, {
+        field: "body",
+      });
+    },
+  });
   return {
     tl,
     lanes,
@@ -71,7 +82,7 @@ export function createApiContext(options: ContextOptions): ApiContext {
         // Who, then from where: a cross-site write is refused before its body is read.
         await checkAccess(c.req.raw, action, options);
         if (scope === "write") checkCsrf(c.req.raw, options.trustedOrigins);
-        await next();
+        await limitBody(c, next);
       };
     },
     lane(name) {

@@ -1,6 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { ConfigError, type Tasklane } from "@tasklane/core";
-import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { createApiContext } from "./api-context.ts";
 import type { Authorize } from "./auth.ts";
@@ -171,24 +170,13 @@ export function createManagementHandler(options: ManagementHandlerOptions): Mana
       new HttpError(404, "NOT_FOUND", `No route ${c.req.method} ${new URL(c.req.url).pathname}`),
     ),
   );
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: o.maxBodyBytes,
-      onError: () => {
-        throw new HttpError(413, "PAYLOAD_TOO_LARGE", `Body over ${o.maxBodyBytes} bytes`, {
-          field: "body",
-        });
-      },
-    }),
-  );
-
   const ctx = createApiContext({
     tl: o.tasklane,
     authorize: o.authorize,
     allowAnonymousWrites: o.allowAnonymousWrites,
     trustedOrigins: new Set(o.trustedOrigins),
     bulkLimit: o.bulkLimit,
+    maxBodyBytes: o.maxBodyBytes,
     eventHeartbeatMs: o.eventHeartbeatMs,
     eventQueueLimit: o.eventQueueLimit,
   });

@@ -82,6 +82,11 @@ describe("authorize", () => {
       expect(answer.status, `${method} ${path}`).toBe(401);
       expect(answer.body.code).toBe("UNAUTHORIZED");
     }
+    // Checked before the body: an oversized or malformed one tells an outsider nothing.
+    for (const body of ["x".repeat(2_000_000), "{not json"]) {
+      const answer = await call(`${srv.url}/lanes/default/jobs/retry`, { method: "POST", body });
+      expect(answer.status).toBe(401);
+    }
     expect(await snapshot()).toEqual(before);
   });
 
