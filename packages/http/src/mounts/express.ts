@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import type { ManagementHandler } from "../create-management-handler.ts";
-import { fetchFrom, pathOf } from "./node.ts";
+import { fetchFrom, pathOf } from "./node-request.ts";
 
 /** What the middleware reads of Express's request. */
 export type ExpressRequestLike = IncomingMessage & { originalUrl?: string; body?: unknown };
