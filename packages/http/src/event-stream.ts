@@ -86,7 +86,16 @@ export async function openEventStream(
   };
   const emit = (type: string, data: Record<string, unknown>) => {
     if (options.types !== undefined && !options.types.has(type)) return;
-    send(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+    let json: string;
+    try {
+      json = JSON.stringify(data);
+    } catch {
+      // A progress value JSON cannot hold (a BigInt, a cycle). This runs inside the
+      // emitter of tl.events, so a throw would reach the job's ctx.progress() call.
+      const { source, lane, jobId, task } = data;
+      json = JSON.stringify({ source, type, lane, jobId, task, unserializable: true });
+    }
+    send(`event: ${type}\ndata: ${json}\n\n`);
   };
   const laneWanted = (lanes: string[] | undefined) =>
     options.lanes === undefined ||

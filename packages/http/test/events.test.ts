@@ -1,5 +1,7 @@
-import type { Tasklane } from "@tasklane/core";
+import { createMemoryAdapter } from "@tasklane/adapter-memory";
+import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createManagementHandler } from "../src/index.ts";
 import {
   call,
@@ -67,6 +69,43 @@ describe("GET /events", () => {
     expect(succeeded.data).toMatchObject({ jobId: id, attempt: 1, runMs: expect.any(Number) });
     await worker.stop();
     sse.close();
+  });
+
+  it("never breaks a job whose progress value JSON cannot hold", async () => {
+    const progressing = defineTask({
+      name: "progressing",
+      lane: "high",
+      schema: z.object({}),
+      run: (_payload, ctx) => {
+        ctx.progress({ done: 1n });
+        ctx.log("half way");
+      },
+    });
+    const client = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [{ name: "high" }],
+      tasks: [progressing],
+    });
+    const local = await serve({ tasklane: client });
+    const sse = await openSse(`${local.url}/events?source=process&types=progress,succeeded`);
+    await sse.next();
+    const { id } = await client.publish(progressing, {});
+    const worker = client.worker({ concurrency: 1 });
+    await worker.start();
+    expect((await sse.next()).data).toEqual({
+      source: "process",
+      type: "progress",
+      lane: "high",
+      jobId: id,
+      task: "progressing",
+      unserializable: true,
+    });
+    expect((await sse.next()).data).toMatchObject({ type: "progress", value: { log: "half way" } });
+    expect((await sse.next()).data).toMatchObject({ type: "succeeded", jobId: id });
+    await worker.stop();
+    sse.close();
+    await local.close();
+    await client.close();
   });
 
   it("filters by lanes and types, and both sources come with source=all", async () => {
