@@ -342,9 +342,10 @@ export const InfoSchema = z
     }),
     lanes: z.array(z.string()),
     tasks: z.array(z.string()),
-    notYetSupported: z
-      .array(z.string())
-      .meta({ description: "Features whose endpoints answer 501 in this version" }),
+    notYetSupported: z.array(z.string()).meta({
+      description:
+        "Not offered yet: promote, changePriority, failureGroups, workers and schedules answer 501; results, logs and progress are not Job fields yet",
+    }),
   })
   .meta({ id: "Info" });
 

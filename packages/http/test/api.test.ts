@@ -336,6 +336,23 @@ describe("enqueue", () => {
     });
   });
 
+  it("takes job ids with any characters, percent-encoded in paths", async () => {
+    const id = "order/42 ü?#";
+    const created = await call(`${srv.url}/tasks/send-email/jobs`, {
+      method: "POST",
+      body: { payload: { to: "ada@example.com", subject: "s" }, jobId: id },
+    });
+    expect(created.headers.get("location")).toBe(
+      `/tasklane/lanes/default/jobs/${encodeURIComponent(id)}`,
+    );
+    const shown = await call(`${srv.url}/lanes/default/jobs/${encodeURIComponent(id)}`);
+    expect(shown).toMatchObject({ status: 200, body: { id } });
+    const canceled = await call(`${srv.url}/lanes/default/jobs/${encodeURIComponent(id)}/cancel`, {
+      method: "POST",
+    });
+    expect(canceled).toMatchObject({ status: 200, body: { id, outcome: "canceled" } });
+  });
+
   it("is idempotent with a jobId in the body or an Idempotency-Key header", async () => {
     const url = `${srv.url}/tasks/send-email/jobs`;
     const payload = { to: "ada@example.com", subject: "Welcome" };
