@@ -165,6 +165,8 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       return w;
     },
     lane: handle,
+    lanes: () => [...configs.keys()].map(handle),
+    tasks: () => [...tasks.values()],
     async close(stopOptions) {
       if (closed) return;
       closed = true;

@@ -102,6 +102,10 @@ export interface Tasklane {
   worker(options?: WorkerOptions): Worker;
   /** Management view of a lane, by config name. */
   lane(name: string): LaneHandle;
+  /** Management views of every lane of this client, in configuration order. */
+  lanes(): LaneHandle[];
+  /** Every task of this client, in the order given to `createTasklane`. */
+  tasks(): AnyTask[];
   /**
    * Events of this client's lanes from every process (capability `subscribe`, else
    * UnsupportedError): `canceled` and `put`, and where the adapter has capability
