@@ -219,6 +219,7 @@ ${examples([
       .option("--task <name>", "with --all: only jobs of this task")
       .option("--limit <n>", "with --all: at most n jobs", integerAtLeast(1))
       .option("--batch-size <n>", "jobs per backend call", integerAtLeast(1), 100)
+      .option("--page-size <n>", "with --all: jobs listed per round trip", integerAtLeast(1))
       .option("--no-progress", "no progress bar (drawn on stderr when it is a terminal)")
       .addHelpText(
         "after",
