@@ -2,12 +2,17 @@
  * Choose the backend from the environment, so the same application code runs on SQS in
  * production, Redis in staging and memory in tests:
  *
- *   TASKLANE_BACKEND=memory (default) | redis (REDIS_URL) | sqs (AWS_REGION, SQS_ENDPOINT)
+ *   TASKLANE_ADAPTER=memory (default) | redis (REDIS_URL, REDIS_PREFIX)
+ *                   | sqs (AWS_REGION, SQS_ENDPOINT, SQS_QUEUE_PREFIX)
+ *
+ * TASKLANE_BACKEND, the name this example used first, is still accepted. The `tasklane`
+ * CLI (@tasklane/cli) reads the same variables, so it reaches the same lanes.
  */
 import type { Adapter } from "@tasklane/core";
 
 export async function adapterFromEnv(env = process.env): Promise<Adapter> {
-  switch (env.TASKLANE_BACKEND ?? "memory") {
+  const name = env.TASKLANE_ADAPTER || env.TASKLANE_BACKEND || "memory";
+  switch (name) {
     case "memory": {
       const { createMemoryAdapter } = await import("@tasklane/adapter-memory");
       return createMemoryAdapter();
@@ -16,6 +21,7 @@ export async function adapterFromEnv(env = process.env): Promise<Adapter> {
       const { createRedisAdapter } = await import("@tasklane/adapter-redis");
       return createRedisAdapter({
         connection: env.REDIS_URL ?? "redis://127.0.0.1:6379",
+        prefix: env.REDIS_PREFIX || undefined,
         // every instance announces its jobs' lifecycle, so tl.subscribe() sees them all
         lifecycleEvents: true,
       });
@@ -27,11 +33,10 @@ export async function adapterFromEnv(env = process.env): Promise<Adapter> {
           region: env.AWS_REGION ?? "us-east-1",
           ...(env.SQS_ENDPOINT ? { endpoint: env.SQS_ENDPOINT } : {}),
         },
+        queuePrefix: env.SQS_QUEUE_PREFIX || undefined,
       });
     }
     default:
-      throw new Error(
-        `TASKLANE_BACKEND must be memory, redis or sqs (got ${env.TASKLANE_BACKEND})`,
-      );
+      throw new Error(`TASKLANE_ADAPTER must be memory, redis or sqs (got ${name})`);
   }
 }
