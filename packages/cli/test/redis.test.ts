@@ -427,6 +427,32 @@ describe("jobs", () => {
     });
   });
 
+  it("Ctrl-C during a bulk operation stops after the batch in flight: exit 130, and what it printed is what changed", async () => {
+    const prefix = newPrefix();
+    const app = createApp(prefix);
+    await app.publishMany(
+      flaky,
+      Array.from({ length: 10_000 }, () => ({ payload: { n: freshN() } })),
+    );
+    const cli = launchCli(
+      ["jobs", "cancel", "--all", "--lane", "default", "--batch-size", "5", "--page-size", "5"],
+      { env: cliEnv(prefix) },
+    );
+    await waitFor(async () => (await counts(app)).canceled >= 100, "the cancel to be under way");
+    cli.child.kill("SIGINT");
+    const { code, stdout, stderr } = await cli.done;
+    expect(stderr).toBe(
+      "error: interrupted: stopped after the batch in flight (see the counts above)\n",
+    );
+    expect(code).toBe(130);
+    const printed = /^default: canceled (\d+) jobs \((\d+) matched\)\n$/.exec(stdout);
+    const changed = Number(printed?.[1]);
+    expect(printed?.[2]).toBe(printed?.[1]);
+    expect(changed).toBeLessThan(10_000);
+    // nothing half-done and nothing lost: every job is either canceled (and counted) or waiting
+    expect(await counts(app)).toMatchObject({ canceled: changed, waiting: 10_000 - changed });
+  });
+
   it("list pages through 2,000 jobs in small pages, --limit stops early, and a reader that goes away ends it with exit 0", async () => {
     const prefix = newPrefix();
     const app = createApp(prefix);
