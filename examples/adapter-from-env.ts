@@ -2,14 +2,18 @@
  * Choose the backend from the environment, so the same application code runs on SQS in
  * production, Redis in staging and memory in tests:
  *
- *   TASKLANE_BACKEND=memory (default) | redis (REDIS_URL) | sqs (AWS_REGION, SQS_ENDPOINT)
+ *   TASKLANE_ADAPTER=memory (default) | redis (REDIS_URL, REDIS_PREFIX)
+ *                   | sqs (AWS_REGION, SQS_ENDPOINT, SQS_QUEUE_PREFIX)
+ *
+ * TASKLANE_BACKEND, the name this example used first, is still accepted. The `tasklane`
+ * CLI (@tasklane/cli) reads the same variables, so it reaches the same lanes.
  *
  * Other examples import `adapterFromEnv()` and `backendFromEnv()` from here. Run directly,
  * it checks the environment: it prints the backend chosen and what that adapter can do,
  * then makes one round trip (publish a job on the lane `env-check`, run it, close):
  *
  *   npm run example:env
- *   TASKLANE_BACKEND=redis REDIS_URL=redis://127.0.0.1:6379 npm run example:env
+ *   TASKLANE_ADAPTER=redis REDIS_URL=redis://127.0.0.1:6379 npm run example:env
  *
  * The round trip writes to the backend: on Redis the lane's keys (the finished job stays
  * for the default retention, a day), on SQS the queue `env-check` (created if missing).
@@ -26,11 +30,12 @@ import { z } from "zod";
 export const BACKENDS = ["memory", "redis", "sqs"] as const;
 export type Backend = (typeof BACKENDS)[number];
 
-/** The backend TASKLANE_BACKEND names (memory when unset or empty). */
+/** The backend TASKLANE_ADAPTER (or the older TASKLANE_BACKEND) names; memory when unset. */
 export function backendFromEnv(env = process.env): Backend {
-  const name = env.TASKLANE_BACKEND || "memory";
+  const field = env.TASKLANE_ADAPTER ? "TASKLANE_ADAPTER" : "TASKLANE_BACKEND";
+  const name = env[field] || "memory";
   if (!(BACKENDS as readonly string[]).includes(name)) {
-    throw new ConfigError("TASKLANE_BACKEND", name, "must be memory, redis or sqs");
+    throw new ConfigError(field, name, "must be memory, redis or sqs");
   }
   return name as Backend;
 }
@@ -45,6 +50,7 @@ export async function adapterFromEnv(env = process.env): Promise<Adapter> {
       const { createRedisAdapter } = await import("@tasklane/adapter-redis");
       return createRedisAdapter({
         connection: env.REDIS_URL ?? "redis://127.0.0.1:6379",
+        prefix: env.REDIS_PREFIX || undefined,
         // every instance announces its jobs' lifecycle, so tl.subscribe() sees them all
         lifecycleEvents: true,
       });
@@ -56,6 +62,7 @@ export async function adapterFromEnv(env = process.env): Promise<Adapter> {
           region: env.AWS_REGION ?? "us-east-1",
           ...(env.SQS_ENDPOINT ? { endpoint: env.SQS_ENDPOINT } : {}),
         },
+        queuePrefix: env.SQS_QUEUE_PREFIX || undefined,
       });
     }
   }

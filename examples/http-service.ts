@@ -2,7 +2,7 @@
  * A worker embedded in a node:http service, with graceful shutdown.
  *
  *   npm run example:http                                   # memory backend, port 3000
- *   TASKLANE_BACKEND=redis REDIS_URL=redis://127.0.0.1:6379 npm run example:http
+ *   TASKLANE_ADAPTER=redis REDIS_URL=redis://127.0.0.1:6379 npm run example:http
  *   curl -X POST localhost:3000/thumbnails -d '{"imageId":"42"}'
  *   curl localhost:3000/health
  *

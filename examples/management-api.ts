@@ -14,7 +14,7 @@
  *   curl -N -H 'authorization: Bearer reader' localhost:3000/tasklane/events
  *   curl localhost:3000/tasklane/openapi.json -H 'authorization: Bearer reader'
  *
- * TASKLANE_BACKEND=redis (REDIS_URL) or sqs picks another backend (adapter-from-env.ts).
+ * TASKLANE_ADAPTER=redis (REDIS_URL) or sqs picks another backend (adapter-from-env.ts).
  * Tokens here are fixed strings for the example; use your own authentication.
  */
 import { createServer } from "node:http";

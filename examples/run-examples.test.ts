@@ -138,7 +138,7 @@ const JOBS = 300;
 describe("examples/http-service.ts", () => {
   it("on memory, drains at SIGTERM: every accepted job runs, then exit 0", async () => {
     // 300 jobs of 400 ms at concurrency 20 take 6 s: most are pending at SIGTERM.
-    const service = await startService({ TASKLANE_BACKEND: "memory", WORK_MS: "400" });
+    const service = await startService({ TASKLANE_ADAPTER: "memory", WORK_MS: "400" });
     const accepted = await postThumbnails(service.port, JOBS);
     const doneBefore = doneIds(service.lines).length;
     expect(doneBefore).toBeLessThan(JOBS);
@@ -166,7 +166,7 @@ describe("examples/http-service.ts", () => {
 
     it("hands back at SIGTERM: every accepted job ran or waits in the lane", async () => {
       // 300 jobs of 1 s at concurrency 20 take 15 s: most still wait at SIGTERM.
-      const env = { TASKLANE_BACKEND: "redis", REDIS_URL: redis.url, WORK_MS: "1000" };
+      const env = { TASKLANE_ADAPTER: "redis", REDIS_URL: redis.url, WORK_MS: "1000" };
       const service = await startService(env);
       const accepted = await postThumbnails(service.port, JOBS);
 
@@ -209,7 +209,7 @@ describe("examples/http-service.ts", () => {
     }, 60_000);
 
     it("adapter-from-env.ts checks Redis", async () => {
-      const check = runExample("example:env", { TASKLANE_BACKEND: "redis", REDIS_URL: redis.url });
+      const check = runExample("example:env", { TASKLANE_ADAPTER: "redis", REDIS_URL: redis.url });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
@@ -219,7 +219,7 @@ describe("examples/http-service.ts", () => {
 
 describe("examples/adapter-from-env.ts", () => {
   it("prints the memory adapter's capabilities and makes a round trip", async () => {
-    const check = runExample("example:env", { TASKLANE_BACKEND: "" });
+    const check = runExample("example:env", { TASKLANE_ADAPTER: "", TASKLANE_BACKEND: "" });
     expect(await finished(check)).toEqual({ code: 0, signal: null });
     expect(check.lines).toEqual([
       "backend: memory (in this process: jobs live as long as it does)",

@@ -11,6 +11,7 @@ import { join } from "node:path";
 
 interface Manifest {
   name: string;
+  bin?: string | Record<string, string>;
   types?: string;
   exports?: unknown;
   typesVersions?: Record<string, Record<string, string[]>>;
@@ -42,6 +43,8 @@ function targets(value: unknown): string[] {
 const mapped = pkg.typesVersions?.["*"] ?? {};
 const files = [
   ...targets(pkg.exports),
+  // a command's script (@tasklane/cli's bin/tasklane.js, which runs dist/main.js)
+  ...targets(pkg.bin),
   ...(pkg.types === undefined ? [] : [pkg.types]),
   ...Object.values(mapped).flat(),
 ];

@@ -13,6 +13,8 @@
  * - type-checks a TypeScript consumer and the README's code blocks with `tsc --noEmit`
  *   under the repository's strict settings, for moduleResolution NodeNext, Bundler and
  *   Node10.
+ * - installs @tasklane/cli beside the Redis adapter and runs its `tasklane` command on
+ *   plain node (the build its bin loads) against that redis-server.
  *
  * Set TASKLANE_SMOKE_KEEP=1 to keep the temporary projects (they are kept after a failure).
  */
@@ -42,7 +44,7 @@ type Json = Record<string, any>;
 const readJson = (file: string): Json => JSON.parse(readFileSync(file, "utf8")) as Json;
 
 /** The publishable packages, in dependency order. */
-const PACKAGES = ["core", "adapter-memory", "conformance", "adapter-redis", "adapter-sqs"];
+const PACKAGES = ["core", "adapter-memory", "conformance", "adapter-redis", "adapter-sqs", "cli"];
 
 // Versions installed next to ours: the repository's own pins, so the smoke test checks what
 // the tests check. ioredis: the lowest version the adapter's peer range allows (the tests
@@ -63,6 +65,8 @@ const ALONE: Record<string, string[]> = {
   "@tasklane/conformance": [VITEST],
   "@tasklane/adapter-redis": [`ioredis@${IOREDIS_6}`],
   "@tasklane/adapter-sqs": [CLIENT_SQS],
+  // its adapters are optional peer dependencies: the one a backend needs is installed beside it
+  "@tasklane/cli": [],
 };
 
 /** Warnings that mean a broken install, though npm exits 0. */
@@ -257,7 +261,7 @@ describe("consumer smoke test", { timeout: 300_000 }, () => {
       const entry = packed.find((p) => p.name === pkg.name);
       assert.ok(entry, `${pkg.name} was not packed`);
       const files = new Set((entry.files as Json[]).map((f) => String(f.path)));
-      for (const path of [...targets(pkg.types), ...targets(pkg.exports)]) {
+      for (const path of [...targets(pkg.types), ...targets(pkg.exports), ...targets(pkg.bin)]) {
         assert.ok(files.has(path.replace(/^\.\//, "")), `${pkg.name} lacks ${path}`);
       }
       assert.deepEqual(
@@ -266,6 +270,12 @@ describe("consumer smoke test", { timeout: 300_000 }, () => {
         `${pkg.name} ships test files`,
       );
     }
+    // The CLI's bin runs its build
+    const cliFiles = packed.find((p) => p.name === "@tasklane/cli")?.files as Json[];
+    assert.ok(
+      cliFiles.some((f) => f.path === "dist/main.js"),
+      "@tasklane/cli lacks dist/main.js",
+    );
     // The Redis adapter reads its Lua scripts at run time (from src/lua, beside dist/)
     const redisFiles = packed.find((p) => p.name === "@tasklane/adapter-redis")?.files as Json[];
     for (const lua of readdirSync(join(ROOT, "packages/adapter-redis/src/lua"))) {
@@ -368,5 +378,33 @@ describe("consumer smoke test", { timeout: 300_000 }, () => {
     for (const resolution of Object.keys(RESOLUTIONS) as Array<keyof typeof RESOLUTIONS>) {
       await typecheck(dir, resolution);
     }
+  });
+
+  step("the tasklane CLI runs from its tarball on plain node, against Redis", async () => {
+    const dir = join(temp, "app");
+    await install(dir, ["@tasklane/cli"]);
+    const cli = (args: string[]) =>
+      run(process.execPath, [join(dir, "node_modules/.bin/tasklane"), ...args], dir, {
+        TASKLANE_ADAPTER: "redis",
+        REDIS_URL: redis?.url ?? "",
+        REDIS_PREFIX: `smokecli${process.pid}`,
+        TASKLANE_LANES: "default",
+      });
+    const version = readJson(join(ROOT, "packages/cli/package.json")).version as string;
+    assert.equal((await cli(["--version"])).stdout.trim(), version);
+    const created = await cli([
+      "enqueue",
+      "greet",
+      '{"n":1}',
+      "--lane",
+      "default",
+      "--job-id",
+      "s1",
+    ]);
+    assert.equal(created.stdout, "created job s1 in lane default\n");
+    const shown = JSON.parse((await cli(["jobs", "get", "s1", "--json"])).stdout) as Json;
+    assert.deepEqual([shown.id, shown.state, shown.payload], ["s1", "waiting", '{"n":1}']);
+    const status = JSON.parse((await cli(["status", "--json"])).stdout) as Json;
+    assert.equal(status.counts.waiting, 1);
   });
 });

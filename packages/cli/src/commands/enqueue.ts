@@ -1,0 +1,118 @@
+/**
+ * `tasklane enqueue <task> <json>`: publish one job. A task the config module defines is
+ * published through the client like the application does (its schema validates the
+ * payload, its lane is the lane); any other task needs `--lane`, and its payload goes out
+ * as given (any JSON), with a warning.
+ */
+import { text } from "node:stream/consumers";
+import { type AnyTask, defineTask, type PublishOptions } from "@tasklane/core";
+import type { CommandContext } from "../context.ts";
+import { UsageError } from "../errors.ts";
+
+export interface EnqueueOptions {
+  lane?: string[];
+  jobId?: string;
+  /** ms */
+  delay?: number;
+  /** epoch ms */
+  runAt?: number;
+  priority?: number;
+  appData?: unknown;
+  groupId?: string;
+}
+
+/** Accepts any JSON value: the stand-in schema of a task the CLI has no definition of. */
+const anyJson = {
+  "~standard": {
+    version: 1,
+    vendor: "tasklane-cli",
+    validate: (value: unknown) => ({ value }),
+  },
+} as const;
+
+/** The stand-in for a task known only by name: publishable, never run by the CLI. */
+function standInTask(name: string, lane: string): AnyTask {
+  return defineTask({
+    name,
+    lane,
+    schema: anyJson,
+    run() {
+      throw new Error(`the tasklane CLI does not run jobs (task "${name}")`);
+    },
+  });
+}
+
+async function readPayload(json: string): Promise<unknown> {
+  const source = json === "-" ? await text(process.stdin) : json;
+  try {
+    return JSON.parse(source);
+  } catch (error) {
+    throw new UsageError("<json>", `the payload is not JSON (${(error as Error).message})`);
+  }
+}
+
+export async function enqueue(
+  ctx: CommandContext,
+  taskName: string,
+  json: string,
+  options: EnqueueOptions,
+): Promise<void> {
+  if ((options.lane?.length ?? 0) > 1) throw new UsageError("--lane", "give one lane");
+  if (options.delay !== undefined && options.runAt !== undefined) {
+    throw new UsageError("--delay", "give --delay or --run-at, not both");
+  }
+  if (options.jobId !== undefined && (options.jobId.length === 0 || options.jobId.length > 128)) {
+    throw new UsageError("--job-id", "must be 1 to 128 characters");
+  }
+  const payload = await readPayload(json);
+  const setup = await ctx.setup();
+  const lane = options.lane?.[0];
+  let task = setup.tasks.find((t) => t.name === taskName);
+  if (task !== undefined) {
+    if (lane !== undefined && lane !== task.lane) {
+      throw new UsageError(
+        "--lane",
+        `task "${taskName}" publishes to lane "${task.lane}" (${setup.source}), not "${lane}"`,
+      );
+    }
+  } else {
+    if (lane === undefined) {
+      throw new UsageError(
+        "--lane",
+        setup.fromConfig
+          ? `no task "${taskName}" in ${setup.source} (tasks: ${setup.tasks.map((t) => t.name).join(", ") || "none"}); give --lane to publish it unvalidated`
+          : `task "${taskName}" is not defined here (no --config): give --lane, or a config module exporting the task`,
+      );
+    }
+    if (setup.fromConfig && !setup.lanes.some((l) => l.name === lane)) {
+      throw new UsageError(
+        "--lane",
+        `no lane "${lane}" in ${setup.source} (lanes: ${setup.lanes.map((l) => l.name).join(", ")})`,
+      );
+    }
+    // Without a config module the lanes are bare names: the one asked for joins them.
+    if (!setup.lanes.some((l) => l.name === lane)) setup.lanes.push({ name: lane });
+    task = standInTask(taskName, lane);
+    ctx.note(
+      `warning: task "${taskName}" has no definition here: its payload is published unvalidated`,
+    );
+  }
+  const session = await ctx.connect(setup.tasks.includes(task) ? [] : [task]);
+  const publishOptions: PublishOptions = {};
+  if (options.jobId !== undefined) publishOptions.jobId = options.jobId;
+  if (options.delay !== undefined) publishOptions.delayMs = options.delay;
+  if (options.runAt !== undefined) publishOptions.runAt = options.runAt;
+  if (options.priority !== undefined) publishOptions.priority = options.priority;
+  if (options.appData !== undefined) publishOptions.appData = options.appData;
+  if (options.groupId !== undefined) publishOptions.groupId = options.groupId;
+  const result = await session.tl.publish(task, payload, publishOptions);
+  const record = { id: result.id, status: result.status, lane: task.lane, task: task.name };
+  if (ctx.json) await ctx.out.json(record);
+  else if (result.status === "created") {
+    await ctx.out.line(`created job ${result.id} in lane ${task.lane}`);
+  } else {
+    await ctx.out.line(
+      `duplicate: job ${result.id} already exists in lane ${task.lane} (nothing written)`,
+    );
+  }
+}
