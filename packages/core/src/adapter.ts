@@ -43,7 +43,8 @@ export type FailReason =
   | "stalled" // the lease expired more than maxStalls times
   | "malformed" // the stored job or payload could not be decoded
   | "unknown_task" // no worker knows the job's task
-  | "invalid_payload"; // the payload failed its schema when the worker decoded it
+  | "invalid_payload" // the payload failed its schema when the worker decoded it
+  | "payload_too_large"; // payload + appData found over the client's maxPayloadBytes, unparsed
 
 /** A serialisable error, as stored with a failed job. */
 export interface JobError {

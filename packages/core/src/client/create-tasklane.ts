@@ -58,6 +58,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     random: resolved.random,
     events,
     tasks,
+    maxPayloadBytes: resolved.maxPayloadBytes,
     configs,
     makeSelector: resolved.makeSelector,
     openLane,

@@ -54,7 +54,13 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     held,
     maxBatch: caps.maxBatch,
   });
-  const runJob = createJobRunner({ clock, events, settler, stopping });
+  const runJob = createJobRunner({
+    clock,
+    events,
+    settler,
+    stopping,
+    maxPayloadBytes: host.maxPayloadBytes,
+  });
   const pool = createRunnerPool<HeldJob>({
     concurrency,
     priorities: configs.map((c) => c.priority),
