@@ -252,6 +252,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     lifecycleEvents: options.lifecycleEvents === true,
     maxBlockMs,
     closed: false,
+    closes: 0,
     check(what) {
       if (shared.closed) throw new ClosedError(what);
       const status = client.status;
@@ -350,6 +351,12 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       });
     },
   };
+
+  // Counted for the lanes' settling calls (see AdapterShared.closes). Cluster emits "close"
+  // for the whole cluster only, so there it counts less than every node's drop.
+  client.on("close", () => {
+    shared.closes++;
+  });
 
   const init = (async () => {
     try {

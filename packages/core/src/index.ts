@@ -48,7 +48,7 @@ export {
   UnsupportedError,
   ValidationError,
 } from "./errors.ts";
-export type { TasklaneEvents } from "./events.ts";
+export type { SettleCall, TasklaneEvents } from "./events.ts";
 export { TasklaneEventBus } from "./events.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";

@@ -96,6 +96,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   };
 
   const stop = async (graceMs: number) => {
+    const graceEndsAt = clock.now() + graceMs;
     stopSignal.abort();
     loop?.abortPoll();
     pool.wakeSlotWaiter();
@@ -121,10 +122,21 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
       }
     }
     await settler.flushAll();
+    // Settling calls that failed are retried while their leases last, but not past the
+    // grace period: then they are given up (reported `unconfirmed`), and a job whose call
+    // had not landed is delivered again when its lease ends.
     while (held.size > 0) {
       const empty = held.nextEmpty();
       settler.scheduleFlush();
-      await empty;
+      const leftMs = graceEndsAt - clock.now();
+      if (leftMs <= 0) {
+        settler.stopRetrying();
+        await empty;
+        continue;
+      }
+      const graceTimer = new AbortController();
+      await Promise.race([empty, sleep(clock, leftMs, graceTimer.signal).catch(() => {})]);
+      graceTimer.abort();
     }
     running = false;
     heartbeat.stop();
