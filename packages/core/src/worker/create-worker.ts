@@ -18,7 +18,12 @@ import { createRunnerPool } from "./runner-pool.ts";
 import { createSettler } from "./settler.ts";
 import type { WorkerHost } from "./worker-host.ts";
 import { emptyWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";
-import { resolveWorkerOptions, type StopOptions, type WorkerOptions } from "./worker-options.ts";
+import {
+  resolveStopOptions,
+  resolveWorkerOptions,
+  type StopOptions,
+  type WorkerOptions,
+} from "./worker-options.ts";
 
 export interface Worker {
   /** Start the loop. Resolves once the lanes are open and the loop runs. */
@@ -190,7 +195,13 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
       heartbeat.start();
       loopDone = laneLoop.run();
     },
-    stop({ graceMs = 30_000 }: StopOptions = {}) {
+    stop(options?: StopOptions) {
+      let graceMs: number;
+      try {
+        graceMs = resolveStopOptions(options).graceMs;
+      } catch (error) {
+        return Promise.reject(error);
+      }
       stopPromise ??= stop(graceMs);
       return stopPromise;
     },
