@@ -8,7 +8,8 @@ import { defineConfig } from "vitest/config";
 const VALKEY_SERVER = process.env.VALKEY_SERVER_BIN ?? "/usr/bin/valkey-server";
 const VALKEY_CLI = process.env.VALKEY_CLI_BIN ?? "/usr/bin/valkey-cli";
 
-// One vitest project per package; packages resolve each other from source through the
+// One vitest project per package (and "cross-package" in test/, for tests that need them
+// all, like the table of every option); packages resolve each other from source through the
 // "source" export condition, so tests need no build step. The Redis adapter's tests run
 // twice: against redis-server, and against valkey-server (the same suite, cluster, restart
 // and ACL tests included), as the adapter promises both.
@@ -17,6 +18,7 @@ export default defineConfig({
     projects: [
       "packages/*",
       "examples",
+      "test",
       "bench",
       {
         extends: "./packages/adapter-redis/vitest.config.ts",

@@ -6,11 +6,15 @@ import {
   type Clock,
   ClosedError,
   ConfigError,
+  clockSchema,
+  count,
   fullCapabilities,
   type LaneStoreOptions,
+  parseOptions,
   type SubscribeOptions,
   validateLaneStoreOptions,
 } from "@tasklane/core/adapter";
+import { z } from "zod";
 import { type AdapterShared, type MemoryLane, MemoryLaneImpl } from "./memory-lane.ts";
 
 export interface MemoryAdapterOptions {
@@ -39,6 +43,14 @@ export interface MemoryAdapter extends Adapter {
 }
 
 const DEFAULT_MAX_JOBS = 1_000_000;
+
+/** `createMemoryAdapter`'s options: a ConfigError names a bad field and its value. */
+export const memoryAdapterOptionsSchema = z
+  .object({
+    clock: clockSchema.optional(),
+    maxJobs: count(1).optional(),
+  })
+  .strict();
 /** 100 years: effectively unbounded, and still exact in epoch-ms doubles. */
 const LONG_MS = 100 * 365 * 86_400_000;
 
@@ -72,21 +84,13 @@ function notify(listeners: ReadonlySet<(event: AdapterEvent) => void>, event: Ad
  * const adapter = createMemoryAdapter({ clock });
  * const lane = await adapter.lane("emails", { maxStalls: 1, historyLimit: 20 });
  */
-export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryAdapter {
+export function createMemoryAdapter(input: MemoryAdapterOptions = {}): MemoryAdapter {
+  if (typeof input !== "object" || input === null) {
+    throw new ConfigError("options", input, "must be an object");
+  }
+  const options = parseOptions(memoryAdapterOptionsSchema, input, "");
   const clock = options.clock ?? systemClock;
-  if (
-    typeof clock !== "object" ||
-    clock === null ||
-    typeof clock.now !== "function" ||
-    typeof clock.setTimeout !== "function" ||
-    typeof clock.clearTimeout !== "function"
-  ) {
-    throw new ConfigError("clock", clock, "must be a Clock (now, setTimeout, clearTimeout)");
-  }
   const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
-  if (!Number.isInteger(maxJobs) || maxJobs < 1) {
-    throw new ConfigError("maxJobs", maxJobs, "must be a positive integer");
-  }
 
   const listeners = new Set<(event: AdapterEvent) => void>();
   /** The listeners that also want lifecycle events (see SubscribeOptions). */

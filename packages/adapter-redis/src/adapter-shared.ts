@@ -23,6 +23,12 @@ export interface AdapterShared {
   readonly lifecycleEvents: boolean;
   readonly maxBlockMs: number;
   closed: boolean;
+  /**
+   * How many times the command connection has closed (dropped or reset). ioredis sends
+   * the commands that were awaiting a reply again once it reconnects, so a settling call
+   * whose reply comes after a close may have run twice: see RedisLane.settled.
+   */
+  closes: number;
   /** Throws ClosedError when closed; fails fast when the connection is down. */
   check(what: string): void;
   /** A script call in flight: close() waits for it (bounded) before it drops connections. */

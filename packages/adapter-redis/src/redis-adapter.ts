@@ -8,10 +8,14 @@ import {
   isLifecycleEvent,
   type LaneStoreOptions,
   LIFECYCLE_EVENT_TYPES,
+  parseOptions,
   type SubscribeOptions,
+  settingsObject,
   validateLaneStoreOptions,
+  wholeTimerMs,
 } from "@tasklane/core/adapter";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { z } from "zod";
 import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
@@ -124,13 +128,67 @@ interface BlockingConn {
   busy: boolean;
 }
 
-function positive(field: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new ConfigError(field, value, "must be a positive number of ms");
-  }
-  return value;
-}
+/** An ioredis client, by shape (a second copy of ioredis would fail `instanceof`). */
+const clientSchema = z.custom<Redis | Cluster>(
+  (v) =>
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as Redis).sendCommand === "function" &&
+    typeof (v as Redis).duplicate === "function",
+  "must be an ioredis Redis or Cluster client",
+);
+
+/** A Cluster startup node as ioredis takes it: a port, "host:port", or { host, port }. */
+const clusterNodeSchema = z.union(
+  [
+    z.string().min(1),
+    z.number().int().min(1).max(65_535),
+    z.object({ host: z.string().optional(), port: z.number().int().min(1).max(65_535).optional() }),
+  ],
+  'must be a port, a "host:port" string or { host, port }',
+);
+
+/** `createRedisAdapter`'s options: a ConfigError names a bad field and its value. */
+export const redisAdapterOptionsSchema = z
+  .object({
+    client: clientSchema.optional(),
+    connection: z
+      .union(
+        [
+          // ioredis parses the text (redis:// and rediss:// URLs, "host:port", a socket path)
+          z.string().min(1),
+          settingsObject<RedisOptions>("ioredis options"),
+        ],
+        "must be a redis:// or rediss:// URL, or ioredis options",
+      )
+      .optional(),
+    cluster: z
+      .object({
+        nodes: z
+          .array(clusterNodeSchema, "must be an array of startup nodes")
+          .min(1, "must name at least one startup node"),
+        options: settingsObject<ClusterOptions>("ioredis Cluster options").optional(),
+      })
+      .strict()
+      .optional(),
+    prefix: z
+      .string()
+      .min(1, "must be a non-empty string")
+      .regex(/^[^{}]*$/, "must not contain { or } (they delimit the hash tag)")
+      .optional(),
+    allowEviction: z.boolean().optional(),
+    putEvents: z.boolean().optional(),
+    lifecycleEvents: z.boolean().optional(),
+    maxBlockMs: wholeTimerMs(1).optional(),
+    scripting: z
+      .enum(["auto", "functions", "eval"], 'must be "auto", "functions" or "eval"')
+      .optional(),
+    commandTimeoutMs: wholeTimerMs(1).optional(),
+  })
+  .strict();
+
+/** Where the adapter connects: one of client, connection and cluster, or none (the default). */
+const CONNECTION_OPTIONS = ["client", "connection", "cluster"] as const;
 
 /**
  * The Redis adapter: Lua-atomic state changes, one slot per lane (Redis Cluster), fenced
@@ -140,18 +198,25 @@ function positive(field: string, value: number | undefined, fallback: number): n
  * const adapter = createRedisAdapter({ connection: "redis://127.0.0.1:6379" });
  * const tl = createTasklane({ adapter, lanes: [...], tasks: [...] });
  */
-export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdapter {
-  if (typeof options !== "object" || options === null) {
-    throw new ConfigError("options", options, "must be an object");
+export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapter {
+  if (typeof input !== "object" || input === null) {
+    throw new ConfigError("options", input, "must be an object");
+  }
+  const options = parseOptions(redisAdapterOptionsSchema, input, "");
+  const given = CONNECTION_OPTIONS.filter((k) => options[k] !== undefined);
+  if (given.length > 1) {
+    const second = given[1] as (typeof CONNECTION_OPTIONS)[number];
+    throw new ConfigError(
+      second,
+      options[second],
+      `give one of client, connection and cluster, not ${given.join(" and ")}`,
+    );
   }
   const prefix = checkName("prefix", options.prefix ?? "tasklane");
-  const maxBlockMs = positive("maxBlockMs", options.maxBlockMs, 5_000);
-  const commandTimeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs, 10_000);
+  const maxBlockMs = options.maxBlockMs ?? 5_000;
+  const commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
   const channel = eventsChannel(prefix);
   const scripting = options.scripting ?? "auto";
-  if (scripting !== "auto" && scripting !== "functions" && scripting !== "eval") {
-    throw new ConfigError("scripting", scripting, 'must be "auto", "functions" or "eval"');
-  }
 
   const owned = options.client === undefined;
   let client: Client;
@@ -253,6 +318,7 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
     lifecycleEvents: options.lifecycleEvents === true,
     maxBlockMs,
     closed: false,
+    closes: 0,
     check(what) {
       if (shared.closed) throw new ClosedError(what);
       const status = client.status;
@@ -351,6 +417,12 @@ export function createRedisAdapter(options: RedisAdapterOptions = {}): RedisAdap
       });
     },
   };
+
+  // Counted for the lanes' settling calls (see AdapterShared.closes). Cluster emits "close"
+  // for the whole cluster only, so there it counts less than every node's drop.
+  client.on("close", () => {
+    shared.closes++;
+  });
 
   const init = (async () => {
     try {

@@ -25,7 +25,7 @@ import {
   type Summary,
 } from "@tasklane/core/adapter";
 import { type AdapterShared, type FollowUp, MAX_BATCH } from "./adapter-shared.ts";
-import { mapRedisError } from "./errors.ts";
+import { mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type LaneKeys, laneKeys } from "./keys.ts";
@@ -324,7 +324,28 @@ export class RedisLane implements Required<LaneStore> {
   async ack(locks: Lock[]): Promise<LockStatus[]> {
     this.shared.check(`redis lane "${this.name}"`);
     if (locks.length === 0) return [];
-    return statuses(await this.run("ack", lockArgs(locks)));
+    const closes = this.shared.closes;
+    return this.settled("ack", closes, await this.run("ack", lockArgs(locks)));
+  }
+
+  /**
+   * The statuses of a settling call (ack, nack, release), unless the connection closed
+   * while it was in flight and one of them is "lost": ioredis sends the commands awaiting
+   * a reply again after it reconnects, so the call may have run twice, and a second run
+   * answers "lost" for a job the first one settled. Whether that job's lease was lost or
+   * settled by this very call is then unknown, which is an infrastructure failure, not a
+   * race: it throws, and the caller's retry (core retries settling calls that throw) is
+   * what reports it. A call whose every lock is "ok" or "canceled" is certain either way.
+   */
+  private settled(script: ScriptName, closesBefore: number, reply: unknown): LockStatus[] {
+    const out = statuses(reply);
+    if (this.shared.closes !== closesBefore && out.includes("lost")) {
+      throw new RedisUnavailableError(
+        `${script} on lane "${this.name}"`,
+        "the connection closed while the call was in flight and it may have run twice; its outcome is unknown",
+      );
+    }
+    return out;
   }
 
   async nack(items: NackItem[]): Promise<LockStatus[]> {
@@ -342,13 +363,16 @@ export class RedisLane implements Required<LaneStore> {
         dead ? item.error.reason : item.error.message,
       );
     }
-    return statuses(await this.run("nack", args));
+    const closes = this.shared.closes;
+    return this.settled("nack", closes, await this.run("nack", args));
   }
 
   async release(items: ReleaseItem[]): Promise<LockStatus[]> {
     this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
-    return statuses(await this.run("release", lockArgs(items.map((item) => item.lock))));
+    const closes = this.shared.closes;
+    const reply = await this.run("release", lockArgs(items.map((item) => item.lock)));
+    return this.settled("release", closes, reply);
   }
 
   async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {

@@ -10,8 +10,14 @@ import {
   type Capabilities,
   ClosedError,
   ConfigError,
+  count,
+  functionSchema,
   type LaneStoreOptions,
+  parseOptions,
+  settingsObject,
+  wholeTimerMs,
 } from "@tasklane/core/adapter";
+import { z } from "zod";
 import { createEscaper } from "./codec.ts";
 import { describe } from "./sqs-io.ts";
 import { type LaneBand, SqsLane } from "./sqs-lane.ts";
@@ -145,13 +151,55 @@ export interface SqsAdapter extends Adapter {
 
 const NAME_RE = /^[A-Za-z0-9_-]{1,80}$/;
 
-function positiveInt(field: string, value: unknown, fallback: number, min = 0): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    throw new ConfigError(field, value, `must be an integer >= ${min}`);
-  }
-  return value;
-}
+/** Job-level priorities a band boundary may sit at (core's publish bounds). */
+const priority = z
+  .number()
+  .int("must be an integer from -1000 to 1000")
+  .min(-1000, "must be an integer from -1000 to 1000")
+  .max(1000, "must be an integer from -1000 to 1000");
+
+/** `createSqsAdapter`'s options: a ConfigError names a bad field and its value. */
+export const sqsAdapterOptionsSchema = z
+  .object({
+    client: z
+      .custom<SQSClient>(
+        (v) =>
+          typeof v === "object" &&
+          v !== null &&
+          typeof (v as SQSClient).send === "function" &&
+          typeof (v as SQSClient).destroy === "function",
+        "must be an SQSClient from @aws-sdk/client-sqs",
+      )
+      .optional(),
+    clientConfig: settingsObject<SQSClientConfig>("SQSClient configuration").optional(),
+    queuePrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{0,40}$/, "0-40 letters, digits, '-' or '_'")
+      .optional(),
+    createQueues: z.boolean().optional(),
+    queueAttributes: z
+      .record(z.string(), z.string("every attribute value must be a string"))
+      .optional(),
+    priorityLanes: z
+      .union(
+        [z.boolean(), z.object({ high: priority.optional(), low: priority.optional() }).strict()],
+        "must be a boolean or { high, low }",
+      )
+      .optional(),
+    fifo: z
+      .union(
+        [z.boolean(), functionSchema<(laneName: string) => boolean>()],
+        "must be a boolean or a function of the lane name",
+      )
+      .optional(),
+    probeCacheMs: wholeTimerMs(0).optional(),
+    escapeAstral: z.boolean().optional(),
+    bufferHoldMs: wholeTimerMs(0).optional(),
+    entryRetries: count(0).max(10, "must be an integer from 0 to 10").optional(),
+    prefetch: count(0).multipleOf(10, "must be a multiple of 10").optional(),
+    onError: functionSchema<(error: Error) => void>().optional(),
+  })
+  .strict();
 
 /**
  * The Amazon SQS adapter: one SQS queue per lane (and per priority band), batched
@@ -160,38 +208,37 @@ function positiveInt(field: string, value: unknown, fallback: number, min = 0): 
  * @example
  * const adapter = createSqsAdapter({ clientConfig: { region: "eu-west-1" }, queuePrefix: "v42-" });
  */
-export function createSqsAdapter(options: SqsAdapterOptions = {}): SqsAdapter {
-  if (options === null || typeof options !== "object") {
-    throw new ConfigError("options", options, "must be an object");
+export function createSqsAdapter(input: SqsAdapterOptions = {}): SqsAdapter {
+  if (input === null || typeof input !== "object") {
+    throw new ConfigError("options", input, "must be an object");
   }
-  const prefix = options.queuePrefix ?? "";
-  if (typeof prefix !== "string" || (prefix !== "" && !/^[A-Za-z0-9_-]{1,40}$/.test(prefix))) {
-    throw new ConfigError("queuePrefix", prefix, "1-40 letters, digits, '-' or '_'");
-  }
-  let bands: { high: number; low: number } | undefined;
-  if (options.priorityLanes === true) bands = { high: 1, low: -1 };
-  else if (options.priorityLanes && typeof options.priorityLanes === "object") {
-    const high = options.priorityLanes.high ?? 1;
-    const low = options.priorityLanes.low ?? -1;
-    if (!Number.isInteger(high))
-      throw new ConfigError("priorityLanes.high", high, "must be an integer");
-    if (!Number.isInteger(low))
-      throw new ConfigError("priorityLanes.low", low, "must be an integer");
-    if (low >= high)
-      throw new ConfigError("priorityLanes.low", low, "must be below priorityLanes.high");
-    bands = { high, low };
-  } else if (options.priorityLanes !== undefined && options.priorityLanes !== false) {
+  const options = parseOptions(sqsAdapterOptionsSchema, input, "");
+  if (options.client !== undefined && options.clientConfig !== undefined) {
     throw new ConfigError(
-      "priorityLanes",
-      options.priorityLanes,
-      "must be a boolean or { high, low }",
+      "clientConfig",
+      options.clientConfig,
+      "configures the client the adapter makes; with `client` given it would be ignored",
     );
   }
-  const probeCacheMs = positiveInt("probeCacheMs", options.probeCacheMs, 1_000);
-  const bufferHoldMs = positiveInt("bufferHoldMs", options.bufferHoldMs, 2_000);
-  const entryRetries = positiveInt("entryRetries", options.entryRetries, 3);
-  const prefetch = positiveInt("prefetch", options.prefetch, 10);
-  if (prefetch % 10 !== 0) throw new ConfigError("prefetch", prefetch, "must be a multiple of 10");
+  const prefix = options.queuePrefix ?? "";
+  let bands: { high: number; low: number } | undefined;
+  if (options.priorityLanes === true) bands = { high: 1, low: -1 };
+  else if (typeof options.priorityLanes === "object") {
+    const high = options.priorityLanes.high ?? 1;
+    const low = options.priorityLanes.low ?? -1;
+    if (low >= high) {
+      // Name the bound that was given: with only one, the other is its default.
+      const lowGiven = options.priorityLanes.low !== undefined;
+      throw lowGiven
+        ? new ConfigError("priorityLanes.low", low, `must be below priorityLanes.high (${high})`)
+        : new ConfigError("priorityLanes.high", high, `must be above priorityLanes.low (${low})`);
+    }
+    bands = { high, low };
+  }
+  const probeCacheMs = options.probeCacheMs ?? 1_000;
+  const bufferHoldMs = options.bufferHoldMs ?? 2_000;
+  const entryRetries = options.entryRetries ?? 3;
+  const prefetch = options.prefetch ?? 10;
   const createQueues = options.createQueues ?? true;
   const fifoOption = options.fifo ?? false;
   const isFifo = (name: string) =>

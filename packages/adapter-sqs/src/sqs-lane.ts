@@ -653,8 +653,15 @@ export class SqsLane implements LaneStore {
         const h = this.#live(item.lock);
         if (!h) return "lost";
         this.#held.delete(item.lock.token);
-        if ("dead" in item) return this.#deadLetter(h, item.error);
-        return this.#handBack(h, h.attempt, item.runAt);
+        try {
+          if ("dead" in item) return await this.#deadLetter(h, item.error);
+          return await this.#handBack(h, h.attempt, item.runAt);
+        } catch (error) {
+          // Whether it took effect is unknown: the lease stays ours, so a retry of this
+          // nack (core retries settling calls that throw) is carried out, not "lost".
+          this.#held.set(item.lock.token, h);
+          throw error;
+        }
       }),
     );
   }
@@ -666,7 +673,12 @@ export class SqsLane implements LaneStore {
         const h = this.#live(item.lock);
         if (!h) return "lost";
         this.#held.delete(item.lock.token);
-        return this.#handBack(h, h.attempt - 1);
+        try {
+          return await this.#handBack(h, h.attempt - 1);
+        } catch (error) {
+          this.#held.set(item.lock.token, h); // as in nack: a retry may settle it
+          throw error;
+        }
       }),
     );
   }

@@ -34,6 +34,7 @@ export type {
   SubscribeOptions,
 } from "./adapter.ts";
 export {
+  FAIL_REASONS,
   fullCapabilities,
   isLifecycleEvent,
   LIFECYCLE_EVENT_TYPES,
@@ -55,6 +56,20 @@ export {
 } from "./errors.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export { DEFAULT_RETENTION, laneConfigSchema, parseLaneConfig } from "./lane-config.ts";
+export {
+  clockSchema,
+  configErrorFrom,
+  count,
+  functionSchema,
+  MAX_TIMER_MS,
+  nowSchema,
+  parseOptions,
+  randomSource,
+  settingsObject,
+  timerMs,
+  wholeMs,
+  wholeTimerMs,
+} from "./options.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";
 export { backoffMs, DEFAULT_RETRY, resolveRetry } from "./retry.ts";
 export type { DayStats, Summary } from "./stats.ts";

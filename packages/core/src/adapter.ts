@@ -35,15 +35,26 @@ export const PENDING_STATES: ReadonlyArray<JobState> = ["waiting", "delayed", "a
 /** Outcome of a lease-bound call, per lock. Races are values, never exceptions. */
 export type LockStatus = "ok" | "lost" | "canceled";
 
-/** Why a job ended in the dead letter set. */
-export type FailReason =
-  | "error" // the handler threw and no attempts remain
-  | "unrecoverable" // the handler threw UnrecoverableError
-  | "timeout" // the last attempt ran past timeLimitMs
-  | "stalled" // the lease expired more than maxStalls times
-  | "malformed" // the stored job or payload could not be decoded
-  | "unknown_task" // no worker knows the job's task
-  | "invalid_payload"; // the payload failed its schema when the worker decoded it
+/**
+ * Why a job ended in the dead letter set: "error" (the handler threw and no attempts
+ * remain), "unrecoverable" (it threw UnrecoverableError), "timeout" (the last attempt ran
+ * past timeLimitMs), "stalled" (the lease expired more than maxStalls times), "malformed"
+ * (the stored job or payload could not be decoded), "unknown_task" (no worker knows the
+ * job's task), "invalid_payload" (the payload failed its schema when the worker decoded
+ * it), "payload_too_large" (payload + appData found over the client's maxPayloadBytes,
+ * left unparsed).
+ */
+export const FAIL_REASONS = [
+  "error",
+  "unrecoverable",
+  "timeout",
+  "stalled",
+  "malformed",
+  "unknown_task",
+  "invalid_payload",
+  "payload_too_large",
+] as const;
+export type FailReason = (typeof FAIL_REASONS)[number];
 
 /** A serialisable error, as stored with a failed job. */
 export interface JobError {

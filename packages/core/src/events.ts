@@ -1,6 +1,9 @@
 import { EventEmitter } from "eventemitter3";
 import type { JobError } from "./adapter.ts";
 
+/** The adapter call that settles a held job. */
+export type SettleCall = "ack" | "nack" | "release";
+
 interface JobRef {
   lane: string;
   jobId: string;
@@ -32,6 +35,21 @@ export interface TasklaneEvents {
   put: JobRef;
   /** The worker's own lease expired before a heartbeat could renew it (event-loop stall). */
   stalled: JobRef;
+  /**
+   * A job's ack, nack or release failed in the backend (it threw: whether it took effect
+   * is unknown), and retrying it inside the job's lease did not settle the question.
+   * `detail`: "lost_on_retry", a retry found the lease no longer held, most likely because
+   * the failed call did take effect (the lease may also have run out meanwhile);
+   * "lease_expired", the lease ran out before a retry got through; "stopped", the worker's
+   * stop grace period ended, or the adapter closed, first. When the call had not taken
+   * effect, the backend delivers the job again once the lease has run out (at least once).
+   * Never a `lock_lost`: the handler had already finished.
+   */
+  unconfirmed: JobRef & {
+    attempt: number;
+    call: SettleCall;
+    detail: "lost_on_retry" | "lease_expired" | "stopped";
+  };
   /** Every lane the worker serves is empty and nothing is running. */
   drained: { lanes: string[] };
   /** An infrastructure error the worker survived (it backs off and goes on). */

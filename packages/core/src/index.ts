@@ -19,7 +19,7 @@ export type {
   PutResult,
   RetentionPolicy,
 } from "./adapter.ts";
-export { LIFECYCLE_EVENT_TYPES } from "./adapter.ts";
+export { FAIL_REASONS, LIFECYCLE_EVENT_TYPES } from "./adapter.ts";
 export { createTasklane } from "./client/create-tasklane.ts";
 export { MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "./client/job-encoder.ts";
 export type {
@@ -48,7 +48,7 @@ export {
   UnsupportedError,
   ValidationError,
 } from "./errors.ts";
-export type { TasklaneEvents } from "./events.ts";
+export type { SettleCall, TasklaneEvents } from "./events.ts";
 export { TasklaneEventBus } from "./events.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";

@@ -24,8 +24,20 @@ export function parseOptions<S extends z.ZodType>(
 
 /** The ConfigError of a zod error's first issue, naming its field and value. */
 export function configErrorFrom(prefix: string, error: z.ZodError, input: unknown): ConfigError {
-  const issue = error.issues[0];
-  const path = issue?.path ?? [];
+  let issue: z.core.$ZodIssue | undefined = error.issues[0];
+  let path: PropertyKey[] = [...(issue?.path ?? [])];
+  // A union (`boolean | { high, low }`) reports that no member matched. When a member
+  // failed deeper inside (`low` of the object), that issue names the field: take it.
+  while (issue?.code === "invalid_union") {
+    let deepest: z.core.$ZodIssue | undefined;
+    for (const member of issue.errors) {
+      const first = member[0];
+      if (first && first.path.length > (deepest?.path.length ?? 0)) deepest = first;
+    }
+    if (deepest === undefined) break;
+    path = [...path, ...deepest.path];
+    issue = deepest;
+  }
   let field = prefix;
   let value: unknown = input;
   for (const key of path) {
@@ -47,6 +59,27 @@ export function configErrorFrom(prefix: string, error: z.ZodError, input: unknow
 
 // Pieces the options schemas share. zod's numbers refuse NaN and ±Infinity.
 
+/**
+ * The longest delay a Node timer keeps, ms (2³¹ − 1, about 24.8 days). A longer one fires
+ * after 1 ms instead, so every option that ends up in a timer is bounded by it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A duration in ms from `min` up to MAX_TIMER_MS (it may go into a timer). */
+export const timerMs = (min: number) =>
+  z
+    .number()
+    .min(min, `must be >= ${min} ms`)
+    .max(MAX_TIMER_MS, `must be <= ${MAX_TIMER_MS} ms (the longest timer Node keeps)`);
+
+/** A whole number of ms from `min` up to MAX_TIMER_MS (it may go into a timer). */
+export const wholeTimerMs = (min: number) =>
+  z
+    .number()
+    .int(`must be a whole number of ms >= ${min}`)
+    .min(min, `must be >= ${min} ms`)
+    .max(MAX_TIMER_MS, `must be <= ${MAX_TIMER_MS} ms (the longest timer Node keeps)`);
+
 /** A whole number of ms from `min` up. */
 export const wholeMs = (min: number) =>
   z.number().int(`must be a whole number of ms >= ${min}`).min(min, `must be >= ${min} ms`);
@@ -54,6 +87,17 @@ export const wholeMs = (min: number) =>
 /** A count from `min` up. */
 export const count = (min: number) =>
   z.number().int(`must be an integer >= ${min}`).min(min, `must be an integer >= ${min}`);
+
+/** Any function (a callback, a predicate); its signature is the option's own. */
+export const functionSchema = <F extends (...args: never[]) => unknown>(what = "a function") =>
+  z.custom<F>((v) => typeof v === "function", `must be ${what}`);
+
+/** A plain object of settings handed on to another library (its own checks apply). */
+export const settingsObject = <T extends object>(what: string) =>
+  z.custom<T>(
+    (v) => typeof v === "object" && v !== null && !Array.isArray(v),
+    `must be an object (${what})`,
+  );
 
 export const randomSource = z.custom<RandomSource>(
   (v) => typeof v === "function",

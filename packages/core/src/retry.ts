@@ -28,7 +28,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.2,
 };
 
-const retryOptionsSchema = z
+export const retryOptionsSchema = z
   .object({
     maxAttempts: count(1).default(DEFAULT_RETRY.maxAttempts),
     baseMs: z.number().min(0, "must be a finite number >= 0").default(DEFAULT_RETRY.baseMs),
@@ -43,7 +43,8 @@ const retryOptionsSchema = z
 
 /** Fill defaults and validate; `field` names the option in errors. */
 export function resolveRetry(options: RetryOptions | undefined, field: string): RetryPolicy {
-  const policy = parseOptions(retryOptionsSchema, options ?? {}, field);
+  // Only an absent policy means the defaults: null is a mistake, named like any other.
+  const policy = parseOptions(retryOptionsSchema, options === undefined ? {} : options, field);
   if (!(policy.maxMs >= policy.baseMs)) {
     throw new ConfigError(`${field}.maxMs`, policy.maxMs, "must be >= baseMs");
   }

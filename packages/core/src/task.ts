@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { z } from "zod";
 import { ConfigError, ValidationError } from "./errors.ts";
-import { parseOptions } from "./options.ts";
+import { MAX_TIMER_MS, parseOptions } from "./options.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
 /** What a handler gets besides its payload. */
@@ -65,7 +65,7 @@ export type AnyTask = Task<any, any>;
 /** Payload type `publish` accepts for a task. */
 export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
 
-const taskOptionsSchema = z
+export const taskOptionsSchema = z
   .object({
     name: z.string(),
     lane: z.string().min(1, "must be a non-empty string"),
@@ -76,7 +76,11 @@ const taskOptionsSchema = z
         typeof (v as StandardSchemaV1)["~standard"]?.validate === "function",
       "must be a Standard Schema validator (e.g. a zod schema)",
     ),
-    timeLimitMs: z.number().positive("must be a positive number of ms").optional(),
+    timeLimitMs: z
+      .number()
+      .positive("must be a positive number of ms")
+      .max(MAX_TIMER_MS, `must be <= ${MAX_TIMER_MS} ms (the longest timer Node keeps)`)
+      .optional(),
     // Checked by resolveRetry, which fills its defaults.
     retry: z.unknown().optional(),
     run: z.custom<(...args: never[]) => unknown>(

@@ -3,7 +3,7 @@
  * @hono/zod-openapi, become the OpenAPI document. A schema with a `meta({ id })` is a named
  * component of the document.
  */
-import { MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "@tasklane/core";
+import { FAIL_REASONS, MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "@tasklane/core";
 import { z } from "zod";
 
 export const JOB_STATES = [
@@ -47,15 +47,7 @@ export const JobErrorSchema = z
     name: z.string(),
     message: z.string(),
     stack: z.string().optional(),
-    reason: z.enum([
-      "error",
-      "unrecoverable",
-      "timeout",
-      "stalled",
-      "malformed",
-      "unknown_task",
-      "invalid_payload",
-    ]),
+    reason: z.enum(FAIL_REASONS),
   })
   .meta({ id: "JobError" });
 

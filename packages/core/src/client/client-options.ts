@@ -29,7 +29,7 @@ export interface ResolvedClientOptions {
  * Check `createTasklane`'s options against each other and the adapter's capabilities;
  * throws ConfigError (or UnsupportedError) naming the field.
  */
-const clientOptionsSchema = z
+export const clientOptionsSchema = z
   .object({
     adapter: z.custom<Adapter>(
       (v) => typeof v === "object" && v !== null && typeof (v as Adapter).lane === "function",

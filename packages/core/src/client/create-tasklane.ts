@@ -4,6 +4,7 @@ import { TasklaneEventBus } from "../events.ts";
 import { type AnyTask, validatePayload } from "../task.ts";
 import { createWorker, type Worker } from "../worker/create-worker.ts";
 import type { WorkerHost } from "../worker/worker-host.ts";
+import { resolveStopOptions } from "../worker/worker-options.ts";
 import { resolveClientOptions } from "./client-options.ts";
 import { createJobEncoder } from "./job-encoder.ts";
 import { createLaneHandle } from "./lane-handle.ts";
@@ -58,6 +59,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     random: resolved.random,
     events,
     tasks,
+    maxPayloadBytes: resolved.maxPayloadBytes,
     configs,
     makeSelector: resolved.makeSelector,
     openLane,
@@ -169,6 +171,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     tasks: () => [...tasks.values()],
     async close(stopOptions) {
       if (closed) return;
+      resolveStopOptions(stopOptions); // a bad option fails before anything stops
       closed = true;
       await Promise.all([...workers].map((w) => w.stop(stopOptions)));
       if (resolved.closeAdapter) await adapter.close();

@@ -1,5 +1,7 @@
+import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { ConfigError } from "../errors.ts";
+import { nowSchema, parseOptions, randomSource } from "../options.ts";
 import { createHintedStride } from "./hinted-stride.ts";
 import { createLottery } from "./lottery.ts";
 import { createReducedLottery } from "./reduced-lottery.ts";
@@ -35,14 +37,19 @@ export interface CreateSelectorOptions {
   clock?: Pick<Clock, "now">;
 }
 
+export const createSelectorOptionsSchema = z
+  .object({ random: randomSource.optional(), clock: nowSchema.optional() })
+  .strict();
+
 /**
  * A new built-in selector by name. Selectors keep per-worker state (turns, passes): give
  * each worker its own. Throws ConfigError (field "selector") for an unknown name.
  */
 export function createSelector(
   name: SelectorName | (string & {}),
-  options: CreateSelectorOptions = {},
+  input: CreateSelectorOptions = {},
 ): Selector {
+  const options = parseOptions(createSelectorOptionsSchema, input, "");
   const random = options.random === undefined ? {} : { random: options.random };
   switch (name) {
     case "reduced-lottery":

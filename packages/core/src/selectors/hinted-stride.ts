@@ -26,7 +26,7 @@ export interface HintedStrideOptions {
   clock?: Pick<Clock, "now">;
 }
 
-const hintedStrideOptionsSchema = z
+export const hintedStrideOptionsSchema = z
   .object({
     random: randomSource.optional(),
     agingMs: z.number().positive("must be a positive number of ms").optional(),

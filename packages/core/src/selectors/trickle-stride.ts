@@ -42,7 +42,7 @@ export interface TrickleStrideOptions {
 }
 
 const positive = z.number().positive("must be a positive number");
-const trickleStrideOptionsSchema = z
+export const trickleStrideOptionsSchema = z
   .object({
     random: randomSource.optional(),
     trickleMs: positive.default(200),

@@ -18,7 +18,12 @@ import { createRunnerPool } from "./runner-pool.ts";
 import { createSettler } from "./settler.ts";
 import type { WorkerHost } from "./worker-host.ts";
 import { emptyWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";
-import { resolveWorkerOptions, type StopOptions, type WorkerOptions } from "./worker-options.ts";
+import {
+  resolveStopOptions,
+  resolveWorkerOptions,
+  type StopOptions,
+  type WorkerOptions,
+} from "./worker-options.ts";
 
 export interface Worker {
   /** Start the loop. Resolves once the lanes are open and the loop runs. */
@@ -54,7 +59,13 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     held,
     maxBatch: caps.maxBatch,
   });
-  const runJob = createJobRunner({ clock, events, settler, stopping });
+  const runJob = createJobRunner({
+    clock,
+    events,
+    settler,
+    stopping,
+    maxPayloadBytes: host.maxPayloadBytes,
+  });
   const pool = createRunnerPool<HeldJob>({
     concurrency,
     priorities: configs.map((c) => c.priority),
@@ -90,6 +101,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   };
 
   const stop = async (graceMs: number) => {
+    const graceEndsAt = clock.now() + graceMs;
     stopSignal.abort();
     loop?.abortPoll();
     pool.wakeSlotWaiter();
@@ -115,10 +127,21 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
       }
     }
     await settler.flushAll();
+    // Settling calls that failed are retried while their leases last, but not past the
+    // grace period: then they are given up (reported `unconfirmed`), and a job whose call
+    // had not landed is delivered again when its lease ends.
     while (held.size > 0) {
       const empty = held.nextEmpty();
       settler.scheduleFlush();
-      await empty;
+      const leftMs = graceEndsAt - clock.now();
+      if (leftMs <= 0) {
+        settler.stopRetrying();
+        await empty;
+        continue;
+      }
+      const graceTimer = new AbortController();
+      await Promise.race([empty, sleep(clock, leftMs, graceTimer.signal).catch(() => {})]);
+      graceTimer.abort();
     }
     running = false;
     heartbeat.stop();
@@ -172,7 +195,13 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
       heartbeat.start();
       loopDone = laneLoop.run();
     },
-    stop({ graceMs = 30_000 }: StopOptions = {}) {
+    stop(options?: StopOptions) {
+      let graceMs: number;
+      try {
+        graceMs = resolveStopOptions(options).graceMs;
+      } catch (error) {
+        return Promise.reject(error);
+      }
       stopPromise ??= stop(graceMs);
       return stopPromise;
     },

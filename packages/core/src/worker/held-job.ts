@@ -22,8 +22,15 @@ export interface HeldJob {
   running: boolean;
   /** Set once the job's outcome is decided; later outcomes are ignored. */
   settled: boolean;
-  /** Set while its ack/nack/release is in flight (no heartbeats then). */
+  /** Set while its ack/nack/release is in flight or waits to be retried (no heartbeats then). */
   finishing: boolean;
+  /**
+   * Set when a settling call for it failed in the backend (threw): whether that call took
+   * effect is unknown, so a "lost" answer to its retry is no proof the lease was lost.
+   */
+  unsure: boolean;
+  /** The last wait before retrying its settling call, ms (0 before the first retry). */
+  retryDelayMs: number;
   abortReason: Error | undefined;
   /** Created on the handler's first read of `ctx.signal`. */
   controller: AbortController | undefined;
@@ -47,6 +54,8 @@ export function createHeldJob(
     running: false,
     settled: false,
     finishing: false,
+    unsure: false,
+    retryDelayMs: 0,
     abortReason: undefined,
     controller: undefined,
     interrupt: undefined,

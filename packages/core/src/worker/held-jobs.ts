@@ -20,7 +20,9 @@ export class HeldJobs {
   /** The lease is no longer ours: stop tracking the job. */
   forget(h: HeldJob): void {
     if (!this.#all.delete(h)) return;
-    h.lane.held.delete(h.job.id);
+    // The lane may hold the same id again under a newer lease (a settle retried past the
+    // end of this one, while the job came back to this worker): that entry stays.
+    if (h.lane.held.get(h.job.id) === h) h.lane.held.delete(h.job.id);
     if (this.#all.size === 0) {
       const waiters = this.#onEmpty;
       this.#onEmpty = [];

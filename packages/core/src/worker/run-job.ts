@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.ts";
 import { decodeJson } from "../codec.ts";
-import { TimeoutError, ValidationError } from "../errors.ts";
+import { PayloadTooLargeError, TimeoutError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import { validatePayload } from "../task.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
@@ -14,15 +14,18 @@ export interface JobRunnerDeps {
   settler: Settler;
   /** Aborted when the worker begins to stop. */
   stopping: AbortSignal;
+  /** The client's limit on payload + appData, bytes: a larger job is dead, never parsed. */
+  maxPayloadBytes: number;
 }
 
 /**
  * Running one held job, from a runner: check it can start, decode and validate it, run
  * its handler under its time limit, and settle the outcome. Never starts a job that
- * cannot run (malformed, unknown task, bad payload: dead with a reason) or cannot finish
+ * cannot run (malformed, unknown task, oversize or bad payload: dead with a reason) or cannot finish
  * inside its lease (Kale's time budget: handed back unstarted).
  */
-export function createJobRunner({ clock, events, settler, stopping }: JobRunnerDeps) {
+export function createJobRunner(deps: JobRunnerDeps) {
+  const { clock, events, settler, stopping, maxPayloadBytes } = deps;
   const { settle } = settler;
   const contextHost: ContextHost = { clock, events, lose: settler.lose };
 
@@ -57,6 +60,14 @@ export function createJobRunner({ clock, events, settler, stopping }: JobRunnerD
     // Kale's time budget: never start what cannot finish inside the lease we hold.
     if (task.timeLimitMs !== undefined && clock.now() + task.timeLimitMs > job.lock.expiresAt) {
       settle(h, { kind: "release" });
+      return;
+    }
+    // A body over the limit (a foreign producer wrote it past publish's check) is dead
+    // before it is parsed: parsing is what the limit protects the worker from.
+    const size = oversize(job.payload, job.appData, maxPayloadBytes);
+    if (size !== undefined) {
+      const error = new PayloadTooLargeError(`Payload of job ${job.id}`, size, maxPayloadBytes);
+      settle(h, { kind: "dead", error: toJobError(error, "payload_too_large") });
       return;
     }
     let payload: unknown;
@@ -111,4 +122,23 @@ export function createJobRunner({ clock, events, settler, stopping }: JobRunnerD
       h.interrupt = undefined;
     }
   };
+}
+
+/**
+ * The encoded size of payload + appData in bytes when it is over `limit`, else undefined.
+ * A UTF-16 code unit takes at most 3 bytes in UTF-8 (a surrogate pair, two units, takes
+ * 4), so only a text longer than a third of the limit is measured, and measuring counts
+ * without encoding.
+ */
+export function oversize(
+  payload: string,
+  appData: string | undefined,
+  limit: number,
+): number | undefined {
+  const units = payload.length + (appData === undefined ? 0 : appData.length);
+  if (units * 3 <= limit) return undefined;
+  const size =
+    Buffer.byteLength(payload, "utf8") +
+    (appData === undefined ? 0 : Buffer.byteLength(appData, "utf8"));
+  return size > limit ? size : undefined;
 }

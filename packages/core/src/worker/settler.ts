@@ -6,12 +6,28 @@
  *                                                          │ (one flush per event-loop turn,
  *                                                          ▼  per lane, per kind of call)
  *                                              "ok" ──► event, forget;  "lost"/"canceled" ──► lose
+ *                                              threw ──► retry the same call, backing off,
+ *                                                        while the lease lasts
  *   heartbeat or event says lost/canceled/put ──► lose (abort the handler, forget)
+ *
+ * A call that throws (the connection dropped, the backend failed over) may or may not
+ * have taken effect. Forgetting it would let the lease run out and the job run again
+ * when the call had not landed: a duplicate run per job in flight at every connection
+ * drop. So it is sent again, with the same lock, until it is answered or the lease ends.
+ * Fencing makes that safe: a retry can only take effect while the lease is still ours,
+ * and the first one to land wins. A retry answered "lost" after an unknown outcome
+ * proves nothing (the first call landing is the likely reason), so it is reported as
+ * `unconfirmed`, never as a lost lock.
+ *
+ * A job whose call waits to be retried gets no heartbeats: a heartbeat could only get
+ * through when the retry would too, and its "lost" answer would be just as ambiguous.
+ * When the lease runs out first, the job is delivered again as it would have been
+ * without retries (at least once).
  */
 import type { JobError, LockStatus, NackItem } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
-import { CanceledError, LockLostError, UnrecoverableError } from "../errors.ts";
-import type { TasklaneEventBus } from "../events.ts";
+import { CanceledError, ClosedError, LockLostError, UnrecoverableError } from "../errors.ts";
+import type { SettleCall, TasklaneEventBus, TasklaneEvents } from "../events.ts";
 import { backoffMs } from "../retry.ts";
 import type { RandomSource } from "../selectors/selector.ts";
 import { inBatches } from "./batches.ts";
@@ -51,14 +67,39 @@ export interface Settler {
   flushAll(): Promise<void>;
   /** Send the queued outcomes at the end of this event-loop turn. */
   scheduleFlush(): void;
+  /**
+   * Give up every settling call waiting to be retried, and retry no more (the worker's
+   * stop ran out of grace). Each is reported `unconfirmed` and forgotten; a call in
+   * flight is still answered.
+   */
+  stopRetrying(): void;
 }
 
+/** First wait before retrying a settling call that threw, ms; it doubles up to the cap. */
+export const FIRST_SETTLE_RETRY_MS = 25;
+/** Longest wait between two tries of one settling call, ms. */
+export const MAX_SETTLE_RETRY_MS = 1_000;
+
+type Unconfirmed = TasklaneEvents["unconfirmed"];
 type NackEntry = { h: HeldJob; item: NackItem };
 type Pending = { acks: HeldJob[]; nacks: NackEntry[]; releases: HeldJob[] };
+
+/** One kind of settling call: how to send a batch, and what its items are. */
+interface CallKind<T> {
+  call: SettleCall;
+  holder(item: T): HeldJob;
+  send(ls: LaneState, batch: T[]): Promise<LockStatus[]>;
+  onOk(ls: LaneState, item: T): void;
+  /** Queue the item to be sent again with the lane's next flush. */
+  requeue(p: Pending, item: T): void;
+}
 
 export function createSettler({ clock, random, events, held, maxBatch }: SettlerDeps): Settler {
   const pendingByLane = new Map<LaneState, Pending>();
   let flushScheduled = false;
+  /** Settling calls waiting to be retried: the timer of each, and how to give it up. */
+  const retrying = new Map<HeldJob, { timer: unknown; call: SettleCall }>();
+  let retriesStopped = false;
 
   const lose = (h: HeldJob, status: LossStatus, answered = false) => {
     if (h.settled && !answered) return; // its ack/nack is in flight: that answer decides
@@ -104,82 +145,138 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     await Promise.all(work);
   };
 
-  /** Send one kind of settling call in batches; "ok" runs `onOk`, anything else loses the job. */
-  const sendBatched = async <T>(
-    ls: LaneState,
-    items: T[],
-    holder: (item: T) => HeldJob,
-    call: (batch: T[]) => Promise<LockStatus[]>,
-    onOk: (item: T) => void,
-    during: string,
-  ): Promise<void> => {
+  /** A settling call's outcome stays unknown: report it and stop tracking the job. */
+  const unconfirmed = (h: HeldJob, call: SettleCall, detail: Unconfirmed["detail"]) => {
+    events.emit("unconfirmed", {
+      lane: h.lane.config.name,
+      jobId: h.job.id,
+      task: h.job.task,
+      attempt: h.job.attempt,
+      call,
+      detail,
+    });
+    held.forget(h);
+  };
+
+  /**
+   * A settling call for `item` threw: send it again after a back-off, while its lease
+   * lasts. The wait doubles from FIRST_SETTLE_RETRY_MS up to MAX_SETTLE_RETRY_MS, and is
+   * no more than half of what is left of the lease (nor less than the first wait), so a
+   * few tries fit in even a short lease.
+   */
+  const retryLater = <T>(ls: LaneState, kind: CallKind<T>, item: T, error: unknown) => {
+    const h = kind.holder(item);
+    h.unsure = true;
+    if (retriesStopped || error instanceof ClosedError) {
+      unconfirmed(h, kind.call, "stopped");
+      return;
+    }
+    const leftMs = h.job.lock.expiresAt - clock.now();
+    if (leftMs <= 0) {
+      unconfirmed(h, kind.call, "lease_expired");
+      return;
+    }
+    h.retryDelayMs =
+      h.retryDelayMs === 0
+        ? FIRST_SETTLE_RETRY_MS
+        : Math.min(2 * h.retryDelayMs, MAX_SETTLE_RETRY_MS);
+    const delayMs = Math.min(h.retryDelayMs, Math.max(FIRST_SETTLE_RETRY_MS, leftMs / 2));
+    const timer = clock.setTimeout(() => {
+      retrying.delete(h);
+      // A retry past the lease could only answer "lost": the job is the backend's again.
+      if (clock.now() >= h.job.lock.expiresAt) unconfirmed(h, kind.call, "lease_expired");
+      else {
+        kind.requeue(pendingFor(ls), item);
+        scheduleFlush();
+      }
+    }, delayMs);
+    retrying.set(h, { timer, call: kind.call });
+  };
+
+  /**
+   * Send one kind of settling call in batches. "ok" runs `onOk`; "lost" or "canceled"
+   * loses the job, except that "lost" after a call that threw is `unconfirmed`; a call
+   * that throws is retried (retryLater).
+   */
+  const sendBatched = async <T>(ls: LaneState, kind: CallKind<T>, items: T[]): Promise<void> => {
     for (const batch of inBatches(items, maxBatch)) {
       let statuses: LockStatus[];
       try {
-        statuses = await call(batch);
+        statuses = await kind.send(ls, batch);
       } catch (error) {
-        // Infrastructure failure: the outcome is unknown. The lease will expire and the
-        // job will be delivered again (at least once), so stop tracking it here.
-        events.emit("error", { error, during, lane: ls.config.name });
-        for (const item of batch) held.forget(holder(item));
+        // Infrastructure failure: whether the call took effect is unknown.
+        events.emit("error", { error, during: kind.call, lane: ls.config.name });
+        for (const item of batch) retryLater(ls, kind, item, error);
         continue;
       }
       batch.forEach((item, i) => {
+        const h = kind.holder(item);
         const s = statuses[i] ?? "lost";
         if (s === "ok") {
-          onOk(item);
-          held.forget(holder(item));
-        } else lose(holder(item), s, true);
+          kind.onOk(ls, item);
+          held.forget(h);
+        } else if (s === "lost" && h.unsure) unconfirmed(h, kind.call, "lost_on_retry");
+        else lose(h, s, true);
       });
     }
   };
 
+  const self = (h: HeldJob) => h;
+  const ackKind: CallKind<HeldJob> = {
+    call: "ack",
+    holder: self,
+    send: (ls, b) => ls.store.ack(b.map((h) => h.job.lock)),
+    onOk: (ls, h) =>
+      events.emit("succeeded", {
+        lane: ls.config.name,
+        jobId: h.job.id,
+        task: h.job.task,
+        attempt: h.job.attempt,
+        runMs: clock.now() - h.startedAt,
+      }),
+    requeue: (p, h) => p.acks.push(h),
+  };
+  const nackKind: CallKind<NackEntry> = {
+    call: "nack",
+    holder: (n) => n.h,
+    send: (ls, b) => ls.store.nack(b.map((n) => n.item)),
+    onOk: (ls, { h, item }) => {
+      const ref = {
+        lane: ls.config.name,
+        jobId: h.job.id,
+        task: h.job.task,
+        attempt: h.job.attempt,
+        error: item.error,
+      };
+      if ("dead" in item) events.emit("failed", ref);
+      else events.emit("retrying", { ...ref, runAt: item.runAt });
+    },
+    requeue: (p, n) => p.nacks.push(n),
+  };
+  const releaseKind: CallKind<HeldJob> = {
+    call: "release",
+    holder: self,
+    send: (ls, b) =>
+      ls.store.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
+    onOk: () => {},
+    requeue: (p, h) => p.releases.push(h),
+  };
+
   const flushLane = async (ls: LaneState, p: Pending): Promise<void> => {
-    const lane = ls.config.name;
-    const self = (h: HeldJob) => h;
     await Promise.all([
-      sendBatched(
-        ls,
-        p.acks,
-        self,
-        (b) => ls.store.ack(b.map((h) => h.job.lock)),
-        (h) =>
-          events.emit("succeeded", {
-            lane,
-            jobId: h.job.id,
-            task: h.job.task,
-            attempt: h.job.attempt,
-            runMs: clock.now() - h.startedAt,
-          }),
-        "ack",
-      ),
-      sendBatched(
-        ls,
-        p.nacks,
-        (n) => n.h,
-        (b) => ls.store.nack(b.map((n) => n.item)),
-        ({ h, item }) => {
-          const ref = {
-            lane,
-            jobId: h.job.id,
-            task: h.job.task,
-            attempt: h.job.attempt,
-            error: item.error,
-          };
-          if ("dead" in item) events.emit("failed", ref);
-          else events.emit("retrying", { ...ref, runAt: item.runAt });
-        },
-        "nack",
-      ),
-      sendBatched(
-        ls,
-        p.releases,
-        self,
-        (b) => ls.store.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
-        () => {},
-        "release",
-      ),
+      sendBatched(ls, ackKind, p.acks),
+      sendBatched(ls, nackKind, p.nacks),
+      sendBatched(ls, releaseKind, p.releases),
     ]);
+  };
+
+  const stopRetrying = () => {
+    retriesStopped = true;
+    for (const [h, { timer, call }] of retrying) {
+      clock.clearTimeout(timer as never);
+      unconfirmed(h, call, "stopped");
+    }
+    retrying.clear();
   };
 
   const settle = (h: HeldJob, ending: Ending) => {
@@ -209,5 +306,5 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     scheduleFlush();
   };
 
-  return { settle, lose, flushAll, scheduleFlush };
+  return { settle, lose, flushAll, scheduleFlush, stopRetrying };
 }

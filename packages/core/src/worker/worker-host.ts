@@ -18,6 +18,11 @@ export interface WorkerHost {
   readonly events: TasklaneEventBus;
   /** The tasks the worker can run, by name. */
   readonly tasks: ReadonlyMap<string, AnyTask>;
+  /**
+   * The client's limit on a job's payload + appData, bytes. A worker dead-letters a larger
+   * job it finds (written by a foreign producer) with reason "payload_too_large", unparsed.
+   */
+  readonly maxPayloadBytes: number;
   /** Every configured lane, by config name. */
   readonly configs: ReadonlyMap<string, LaneConfig>;
   /** A fresh selector: built-in selectors keep per-worker state. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
 import type { LaneConfig } from "../lane-config.ts";
-import { count, parseOptions } from "../options.ts";
+import { count, MAX_TIMER_MS, parseOptions, timerMs } from "../options.ts";
 
 export interface WorkerOptions {
   /** Jobs running at once in this worker. Default 10. */
@@ -27,8 +27,19 @@ export interface WorkerOptions {
 }
 
 export interface StopOptions {
-  /** How long running jobs may finish before they are aborted and handed back, ms. Default 30_000. */
+  /**
+   * How long running jobs may finish before they are aborted and handed back, and how
+   * long settling calls that failed are retried, ms. 0 to MAX_TIMER_MS. Default 30_000.
+   */
   graceMs?: number;
+}
+
+export const stopOptionsSchema = z.object({ graceMs: timerMs(0).optional() }).strict();
+
+/** Check `stop()`'s options and fill the default; throws ConfigError naming the field. */
+export function resolveStopOptions(input: StopOptions | undefined): Required<StopOptions> {
+  const options = parseOptions(stopOptionsSchema, input ?? {}, "stop");
+  return { graceMs: options.graceMs ?? 30_000 };
 }
 
 /** Below this a heartbeat timer is a storm of backend calls, not a safety margin. */
@@ -47,7 +58,7 @@ export interface ResolvedWorkerOptions {
   errorBackoffMs: number;
 }
 
-const workerOptionsSchema = z
+export const workerOptionsSchema = z
   .object({
     concurrency: count(1).optional(),
     prefetch: count(0).optional(),
@@ -56,7 +67,7 @@ const workerOptionsSchema = z
       .min(1, "must name at least one lane")
       .optional(),
     hintTtlMs: z.number().min(0, "must be >= 0 ms").optional(),
-    heartbeatMs: z.number().min(MIN_HEARTBEAT_MS, `must be >= ${MIN_HEARTBEAT_MS} ms`).optional(),
+    heartbeatMs: timerMs(MIN_HEARTBEAT_MS).optional(),
     errorBackoffMs: z
       .number()
       .min(1, "must be >= 1 ms")
@@ -82,7 +93,10 @@ export function resolveWorkerOptions(
   }
   const configs = names.map((n) => lanes.get(n) as LaneConfig);
   const shortestLeaseMs = Math.min(...configs.map((c) => c.leaseMs));
-  const heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(shortestLeaseMs / 3));
+  // Capped at the longest timer: a lease of months would otherwise overflow the timer,
+  // which then fires every millisecond.
+  const heartbeatMs =
+    options.heartbeatMs ?? Math.min(MAX_TIMER_MS, Math.max(50, Math.floor(shortestLeaseMs / 3)));
   if (heartbeatMs > shortestLeaseMs / 2) {
     throw new ConfigError(
       "worker.heartbeatMs",
