@@ -16,6 +16,8 @@ import {
 } from "@tasklane/core";
 import { fullCapabilities, type LaneStore } from "@tasklane/core/adapter";
 import { fromKaleConfig } from "@tasklane/core/kale";
+import { createManagementHandler } from "@tasklane/http";
+import { createNodeListener } from "@tasklane/http/node";
 import { Redis } from "ioredis";
 import { z } from "zod";
 
@@ -87,3 +89,7 @@ export const subpaths: [typeof kaleLanes, boolean, LaneStore | undefined] = [
 ];
 // @ts-expect-error a lane config has no batch_size: Kale's keys only go through fromKaleConfig
 export const notKale: (typeof kaleLanes)[number] = { name: "x", batch_size: 1 };
+
+// The management API and its node:http mount (a subpath: Node10 through typesVersions).
+export const listener = (tl: Tasklane) =>
+  createNodeListener(createManagementHandler({ tasklane: tl, basePath: "/tasklane" }));

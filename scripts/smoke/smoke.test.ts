@@ -44,7 +44,15 @@ type Json = Record<string, any>;
 const readJson = (file: string): Json => JSON.parse(readFileSync(file, "utf8")) as Json;
 
 /** The publishable packages, in dependency order. */
-const PACKAGES = ["core", "adapter-memory", "conformance", "adapter-redis", "adapter-sqs", "cli"];
+const PACKAGES = [
+  "core",
+  "adapter-memory",
+  "conformance",
+  "adapter-redis",
+  "adapter-sqs",
+  "http",
+  "cli",
+];
 
 // Versions installed next to ours: the repository's own pins, so the smoke test checks what
 // the tests check. ioredis: the lowest version the adapter's peer range allows (the tests
@@ -67,6 +75,8 @@ const ALONE: Record<string, string[]> = {
   "@tasklane/adapter-sqs": [CLIENT_SQS],
   // its adapters are optional peer dependencies: the one a backend needs is installed beside it
   "@tasklane/cli": [],
+  // Express and Fastify are optional peers of their mounts
+  "@tasklane/http": [],
 };
 
 /** Warnings that mean a broken install, though npm exits 0. */
@@ -322,6 +332,7 @@ describe("consumer smoke test", { timeout: 300_000 }, () => {
       "@tasklane/adapter-memory",
       "@tasklane/adapter-redis",
       "@tasklane/adapter-sqs",
+      "@tasklane/http",
       ZOD,
       `ioredis@${IOREDIS_5}`,
       CLIENT_SQS,
