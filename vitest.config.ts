@@ -18,6 +18,7 @@ export default defineConfig({
       "packages/*",
       "examples",
       "bench",
+      "chaos",
       {
         extends: "./packages/adapter-redis/vitest.config.ts",
         root: "./packages/adapter-redis",
