@@ -28,6 +28,8 @@ export interface Fault {
   pids: number[] | "all";
   /** Acknowledged writes may have been lost (redis-server without fsync on every write). */
   lossy?: boolean;
+  /** How a crashed process ended (exit code or signal). */
+  detail?: string;
 }
 
 export interface FaultLog {

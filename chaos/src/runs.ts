@@ -75,6 +75,8 @@ export interface LedgerFacts {
   counts: Map<number, number>;
   /** Infrastructure errors the workers survived, by `during`. */
   errors: Map<string, number>;
+  /** Processes a poison pill ended (they logged it first). */
+  pillPids: Set<number>;
   torn: number;
 }
 
@@ -84,6 +86,7 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
   const heap = new Map<number, Array<[number, number]>>();
   const counts = new Map<number, number>();
   const errors = new Map<string, number>();
+  const pillPids = new Set<number>();
   let torn = 0;
   for (const ledger of ledgers) {
     torn += ledger.torn;
@@ -129,6 +132,7 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
           break;
         }
         case "pill": {
+          pillPids.add(pid);
           const r = byAttempt.get(`${entry.id}|${entry.a}`);
           if (r) r.pill = entry.how;
           break;
@@ -179,7 +183,7 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
     }
   }
   for (const list of jobs.values()) list.sort((a, b) => a.at - b.at);
-  return { jobs, lags, heap, counts, errors, torn };
+  return { jobs, lags, heap, counts, errors, pillPids, torn };
 }
 
 function push<T>(map: Map<number, T[]>, key: number, value: T): void {

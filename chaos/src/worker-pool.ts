@@ -88,8 +88,13 @@ export function createWorkerPool(options: {
       if (expected.has(pid)) return;
       // Not asked for: a poison pill (or a bug) ended it. Logged as a crash and restarted.
       life.end = "crashed";
-      faults.add({ kind: "crash", at: life.diedAt, pids: [pid] });
-      if (!stopping) restart(slot, `exit ${code ?? signal}`);
+      faults.add({
+        kind: "crash",
+        at: life.diedAt,
+        pids: [pid],
+        detail: `${code === null ? signal : `exit ${code}`}, log ${logPath}`,
+      });
+      if (!stopping) restart(slot);
     });
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (message: { type?: string }) => {
@@ -112,7 +117,7 @@ export function createWorkerPool(options: {
     return ready;
   };
 
-  const restart = (slot: number, _why: string) => {
+  const restart = (slot: number) => {
     const s = slots[slot] as Slot;
     const starting = spawnIn(slot).finally(() => {
       if (s.starting === starting) s.starting = undefined;
@@ -146,7 +151,7 @@ export function createWorkerPool(options: {
       await exited;
       const life = lives.find((l) => l.pid === pid);
       if (life) life.end = "killed";
-      if (!stopping) restart(slot, "killed");
+      if (!stopping) restart(slot);
       return pid;
     },
     async pause(slot, ms) {

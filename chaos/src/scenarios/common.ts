@@ -13,11 +13,21 @@ export async function topUp(h: Harness, backlog: number, ms: number, kind: JobKi
   return missing;
 }
 
-/** Wait until the workers have finished `jobs` more jobs than now (they are running). */
-export async function progress(h: Harness, jobs: number, timeoutMs: number) {
+/**
+ * Wait until the workers have finished `jobs` more jobs than now. With `keep`, the
+ * pending count is topped up to `keep.backlog` while waiting, so the workers never run out
+ * of jobs between two faults (a restarted worker takes a while to be ready).
+ */
+export async function progress(
+  h: Harness,
+  jobs: number,
+  timeoutMs: number,
+  keep?: { backlog: number; ms: number },
+) {
   const target = (await h.finishedCount()) + jobs;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (keep) await topUp(h, keep.backlog, keep.ms).catch(() => 0);
     // While redis-server restarts the count cannot be read: keep polling.
     const done = await h.finishedCount().catch(() => -1);
     if (done >= target) return;
@@ -47,14 +57,29 @@ export function percentileFigures(
   ];
 }
 
-/** The base failures, plus a drain that did not finish. */
+/**
+ * The base failures, plus a drain that did not finish and a worker process that ended
+ * without being killed or swallowing a poison pill (a crash the suite did not inject: a
+ * bug, and its re-runs would otherwise pass as attributed to a crash).
+ */
 export function baseFailures(
+  h: Harness,
   finished: Finished,
   drained: boolean,
   options: { lossyStore?: boolean } = {},
 ): string[] {
   const out = failuresOf(finished.result, options);
   if (!drained) out.unshift("the jobs did not all finish before the drain timeout");
+  for (const f of h.faults.faults) {
+    if (f.kind !== "crash" || f.pids === "all") continue;
+    for (const pid of f.pids) {
+      if (!finished.facts.pillPids.has(pid)) {
+        out.push(
+          `worker process ${pid} ended on its own, not by a poison pill (${f.detail ?? "?"})`,
+        );
+      }
+    }
+  }
   return out;
 }
 

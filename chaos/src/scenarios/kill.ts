@@ -46,8 +46,7 @@ export const killScenario: Scenario<KillParams, Harness> = {
   async inject(h, p, ctx) {
     const faults = p.kills + p.pauses;
     for (let i = 0; i < faults; i++) {
-      await progress(h, p.jobsBetweenFaults, 120_000);
-      await topUp(h, p.backlog, p.jobMs);
+      await progress(h, p.jobsBetweenFaults, 120_000, { backlog: p.backlog, ms: p.jobMs });
       const slot = i % p.workers;
       if (i < p.kills) {
         const pid = await h.pool.kill(slot);
@@ -86,7 +85,7 @@ export const killScenario: Scenario<KillParams, Harness> = {
         ...duplicateFigures(finished),
       ],
       notes: [],
-      failures: baseFailures(finished, drained),
+      failures: baseFailures(h, finished, drained),
     };
   },
 };

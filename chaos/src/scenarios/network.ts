@@ -44,8 +44,7 @@ export const networkScenario: Scenario<NetworkParams, Harness> = {
     const blackholeEvery = p.blackholes === 0 ? Infinity : Math.floor(total / p.blackholes);
     let blackholes = 0;
     for (let i = 0; i < total; i++) {
-      await progress(h, p.jobsBetweenFaults, 120_000);
-      await topUp(h, p.backlog, p.jobMs);
+      await progress(h, p.jobsBetweenFaults, 120_000, { backlog: p.backlog, ms: p.jobMs });
       const slot = i % p.workers;
       const proxy = h.proxies[slot];
       const pid = h.pool.pid(slot);
@@ -100,7 +99,7 @@ export const networkScenario: Scenario<NetworkParams, Harness> = {
         ...duplicateFigures(finished),
       ],
       notes: [],
-      failures: baseFailures(finished, drained),
+      failures: baseFailures(h, finished, drained),
     };
   },
 };

@@ -64,7 +64,7 @@ export const pillScenario: Scenario<PillParams, Harness> = {
     const normalDuplicates = finished.result.duplicateRuns.filter(
       (d) => h.producer.attempted.get(d.id) === "ok",
     ).length;
-    const failures = baseFailures(finished, drained);
+    const failures = baseFailures(h, finished, drained);
     if (pillsDead !== pills.length) failures.push(`${pills.length - pillsDead} pills not dead`);
     return {
       name: "pills",

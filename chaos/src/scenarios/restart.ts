@@ -139,7 +139,7 @@ export function createRestartScenario(
               "With appendfsync everysec, losses are measured, not failures (Redis's documented trade-off).",
             ]
           : [],
-        failures: baseFailures(finished, drained, { lossyStore: lossy }),
+        failures: baseFailures(h, finished, drained, { lossyStore: lossy }),
       };
     },
   };

@@ -74,7 +74,7 @@ export const retryScenario: Scenario<RetryParams, Harness> = {
         ...duplicateFigures(finished),
       ],
       notes: [],
-      failures: baseFailures(finished, drained),
+      failures: baseFailures(h, finished, drained),
     };
   },
 };

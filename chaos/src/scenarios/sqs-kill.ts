@@ -32,8 +32,7 @@ export const sqsKillScenario: Scenario<SqsKillParams, Harness> = {
   },
   async inject(h, p, ctx) {
     for (let i = 0; i < p.kills; i++) {
-      await progress(h, p.jobsBetweenFaults, 120_000);
-      await topUp(h, p.backlog, p.jobMs);
+      await progress(h, p.jobsBetweenFaults, 120_000, { backlog: p.backlog, ms: p.jobMs });
       const slot = i % p.workers;
       const pid = await h.pool.kill(slot);
       ctx.log(`sqs-kill: killed worker ${slot} (pid ${pid}), ${i + 1}/${p.kills}`);
@@ -67,7 +66,7 @@ export const sqsKillScenario: Scenario<SqsKillParams, Harness> = {
         ...duplicateFigures(finished),
       ],
       notes: [],
-      failures: baseFailures(finished, drained),
+      failures: baseFailures(h, finished, drained),
     };
   },
 };
