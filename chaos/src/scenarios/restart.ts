@@ -50,7 +50,9 @@ export function createRestartScenario(
       let feeding = true;
       const feeder = (async () => {
         while (feeding) {
-          const pending = await h.pending().catch(() => p.backlog);
+          // While the server is down the count is unknown: publish anyway, so publishes
+          // meet the outage (they are retried until the server is back).
+          const pending = await h.pending().catch(() => -1);
           if (pending < p.backlog) {
             await h.producer.publish(
               Array.from({ length: 100 }, () => ({ kind: "ok" as const, ms: p.jobMs })),
