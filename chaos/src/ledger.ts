@@ -36,8 +36,11 @@ export type LedgerEntry =
   | { e: "ext="; t: number; id: string; tok: string; r: CallResult }
   /** The event loop was blocked for `ms` (a timer fired that much late). */
   | { e: "lag"; t: number; ms: number }
-  /** process.memoryUsage().heapUsed, bytes. */
-  | { e: "heap"; t: number; used: number }
+  /**
+   * process.memoryUsage().heapUsed, bytes, as sampled (garbage included) and, where the
+   * process can collect on demand, right after a full collection (`live`: what it holds).
+   */
+  | { e: "heap"; t: number; used: number; live?: number }
   /** Jobs finished so far (summary mode, where per-job lines are not written). */
   | { e: "count"; t: number; done: number }
   /** An infrastructure error the worker survived. */

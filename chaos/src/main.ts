@@ -8,6 +8,7 @@
  * run or a double ack (with --strict, also on a missed target).
  */
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_SCENARIOS, PROFILES, SCENARIOS } from "./profiles.ts";
@@ -73,6 +74,7 @@ if (values.save) {
 
 const chaosDir = new URL("..", import.meta.url).pathname;
 const startedAt = new Date();
+const loadAtStart = loadavg()[0] ?? 0;
 const runName = `${depthOnly ? "depth" : profile}-${startedAt.toISOString().replace(/[:.]/g, "-")}`;
 const runDir = join(chaosDir, "out", runName);
 mkdirSync(runDir, { recursive: true });
@@ -118,6 +120,7 @@ const markdown = renderReport(
     startedAt,
     durationMs: Date.now() - t0,
     strict: values.strict,
+    load: [loadAtStart, loadavg()[0] ?? 0],
   },
   results,
   verdict,

@@ -11,6 +11,8 @@ export interface RunInfo {
   startedAt: Date;
   durationMs: number;
   strict: boolean;
+  /** The machine's 1-minute load average at the start and the end (other work shares it). */
+  load: [number, number];
 }
 
 export interface Verdict {
@@ -96,7 +98,7 @@ export function renderReport(info: RunInfo, results: ScenarioResult[], verdict: 
   lines.push(`# tasklane fault suite: ${info.profile}`, "");
   lines.push(
     `${info.startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, ${machineLine()}. ` +
-      `\`${info.command}\`, ${minutes} min ${seconds} s.`,
+      `\`${info.command}\`, ${minutes} min ${seconds} s, load average ${info.load[0].toFixed(1)} at the start and ${info.load[1].toFixed(1)} at the end.`,
     "",
   );
   const checked = results.filter((r) => r.check !== undefined);

@@ -69,8 +69,8 @@ export interface LedgerFacts {
   jobs: Map<string, Reservation[]>;
   /** Event-loop lags by pid: [end time, ms]. */
   lags: Map<number, Array<[number, number]>>;
-  /** Heap samples by pid: [time, bytes]. */
-  heap: Map<number, Array<[number, number]>>;
+  /** Heap samples by pid: [time, heapUsed bytes as sampled, after a full collection]. */
+  heap: Map<number, Array<[number, number, number | undefined]>>;
   /** Jobs finished, by pid, in summary mode. */
   counts: Map<number, number>;
   /** Infrastructure errors the workers survived, by `during`. */
@@ -83,7 +83,7 @@ export interface LedgerFacts {
 export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFacts {
   const jobs = new Map<string, Reservation[]>();
   const lags = new Map<number, Array<[number, number]>>();
-  const heap = new Map<number, Array<[number, number]>>();
+  const heap = new Map<number, Array<[number, number, number | undefined]>>();
   const counts = new Map<number, number>();
   const errors = new Map<string, number>();
   const pillPids = new Set<number>();
@@ -169,7 +169,7 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
           push(lags, pid, [entry.t, entry.ms]);
           break;
         case "heap":
-          push(heap, pid, [entry.t, entry.used]);
+          push(heap, pid, [entry.t, entry.used, entry.live]);
           break;
         case "count":
           counts.set(pid, entry.done);

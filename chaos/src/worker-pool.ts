@@ -74,7 +74,7 @@ export function createWorkerPool(options: {
     const log = openSync(logPath, "a");
     const child = fork(WORKER_MAIN, [JSON.stringify(options.spec(slot))], {
       execPath: process.execPath,
-      execArgv: ["--conditions=source", "--disable-warning=ExperimentalWarning"],
+      execArgv: ["--conditions=source", "--expose-gc", "--disable-warning=ExperimentalWarning"],
       stdio: ["ignore", log, log, "ipc"],
     });
     closeSync(log);
