@@ -107,6 +107,19 @@ describe("checker", () => {
     expect(r.refused).toBe(1);
   });
 
+  it("blames an observed stall only when no injected fault explains the re-run", () => {
+    const ledgers = [
+      ledger(1, run("j1", 1, "t1", 1_000, "ack", "lost")),
+      ledger(2, run("j1", 2, "t2", 3_100, "ack")),
+    ];
+    const stall: Fault = { kind: "stall", at: 1_200, until: 2_000, pids: "all" };
+    expect(check(input(ledgers, [stall], succeeded("j1"))).byAttribution).toEqual({ stall: 1 });
+    const drop: Fault = { kind: "drop", at: 1_011, pids: [1] };
+    expect(check(input(ledgers, [stall, drop], succeeded("j1"))).byAttribution).toEqual({
+      drop: 1,
+    });
+  });
+
   it("expects a run after an accepted retry", () => {
     const ledgers = [
       ledger(1, [...run("j1", 1, "t1", 1_000, "retry"), ...run("j1", 2, "t2", 1_600, "ack")]),

@@ -16,9 +16,11 @@
  *       why A was re-run; an interval fault counts when it overlaps that window);
  *     - A's ack was accepted and a redis-server kill -9 without fsync on every write
  *       (lossy) came between that ack and B: the ack was lost with the crash;
- *     - "holder stall" (observed, not injected): A's worker logged an event-loop lag of at
- *       least a heartbeat period (a third of the lease) between taking A and B's start.
- *       Machine load does this; it is reported apart from the injected faults.
+ *     - observed, not injected: "stall" when the orchestrator (the proxies, fauxqs) could
+ *       not run or redis-server did not answer for a third of a lease or more, overlapping
+ *       that window; "holder-stall" when A's worker logged an event-loop lag of at least a
+ *       heartbeat period (a third of the lease) between taking A and B's start. Machine
+ *       load does this; both are reported apart from the injected faults.
  * - doubly acked: more than one ack (or dead-letter nack) accepted for one job, by the
  *   ledgers; or more than one `succeeded` entry in the job's stored history. Also fencing
  *   failures: a settling call accepted although it left after the lease it names had
@@ -44,6 +46,7 @@ export type Attribution =
   | "blackhole"
   | "redis-kill"
   | "lost-write"
+  | "stall"
   | "holder-stall";
 
 export const INJECTED: ReadonlySet<Attribution> = new Set<Attribution>([
@@ -139,7 +142,16 @@ export interface CheckResult {
   tornLines: number;
 }
 
-const PREFERENCE: Attribution[] = ["kill", "crash", "redis-kill", "pause", "blackhole", "drop"];
+/** Injected faults first; an observed stall only explains what no injected fault does. */
+const PREFERENCE: Attribution[] = [
+  "kill",
+  "crash",
+  "redis-kill",
+  "pause",
+  "blackhole",
+  "drop",
+  "stall",
+];
 
 /** The injected fault that explains re-running `prev` at `nextStart`, if any. */
 export function attribute(

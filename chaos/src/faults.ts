@@ -1,7 +1,7 @@
 /**
- * The faults a scenario injected (and the crashes it caused), with when they happened and
- * which worker processes they hit. The checker attributes a duplicate run to a fault only
- * through this log.
+ * The faults a scenario injected (and the crashes it caused, and the stalls the machine's
+ * load caused), with when they happened and which worker processes they hit. The checker
+ * attributes a duplicate run to a fault only through this log.
  */
 
 export type FaultKind =
@@ -16,7 +16,13 @@ export type FaultKind =
   /** The worker's proxy forwarded nothing from `at` until `until`. */
   | "blackhole"
   /** kill -9 of redis-server, started again at `until` (every worker affected). */
-  | "redis-kill";
+  | "redis-kill"
+  /**
+   * Not injected, observed: the orchestrator (which runs the fault proxies and fauxqs)
+   * could not run, or redis-server did not answer a PING, for a third of a lease or more.
+   * On a machine shared with other work this happens; it is reported apart.
+   */
+  | "stall";
 
 export interface Fault {
   kind: FaultKind;

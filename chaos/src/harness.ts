@@ -23,6 +23,7 @@ import { buildFacts, type LedgerFacts } from "./runs.ts";
 import { type ChaosSqs, startChaosSqs } from "./servers/fauxqs-server.ts";
 import { waitFor } from "./servers/free-port.ts";
 import { type ChaosRedis, startChaosRedis } from "./servers/redis-server.ts";
+import { startStallMonitor } from "./stall-monitor.ts";
 import { type ChaosTask, defineChaosTask } from "./worker/chaos-task.ts";
 import { type BackendSpec, createBackendAdapter, type WorkerSpec } from "./worker/worker-spec.ts";
 import { createWorkerPool, type StopReport, type WorkerPool } from "./worker-pool.ts";
@@ -171,6 +172,11 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     lagThresholdMs: 100,
   });
   const pool = createWorkerPool({ size: options.workers, spec, runDir: dir, faults });
+  const monitor = startStallMonitor({
+    faults,
+    thresholdMs: leaseMs / 3,
+    ...(redis === undefined ? {} : { redis: redis.admin }),
+  });
 
   const pending = async () => {
     const c = await lane.counts();
@@ -227,6 +233,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     async finish({ readStore = true } = {}) {
       await pool.settled();
       const stop = await pool.stop(5_000);
+      monitor.stop();
       const store: StoreState = readStore
         ? await storeState()
         : { kind: "counts", counts: await lane.counts() };
@@ -242,6 +249,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       return { result, facts, stop, store };
     },
     async teardown() {
+      monitor.stop();
       await pool.stop(0).catch(() => {});
       await tl.close({ graceMs: 0 }).catch(() => {});
       for (const proxy of proxies) await proxy.close();

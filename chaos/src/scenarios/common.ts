@@ -84,9 +84,14 @@ export function baseFailures(
 }
 
 /** Figures every fault scenario reports. */
-export function duplicateFigures(finished: Finished): Figure[] {
+export function duplicateFigures(h: Harness, finished: Finished): Figure[] {
   const r = finished.result;
   return [
+    {
+      name: "stalls observed, not injected (orchestrator or redis-server ≥ lease / 3)",
+      value: h.faults.count("stall"),
+      unit: "stalls",
+    },
     { name: "jobs published (acknowledged)", value: r.acked, unit: "jobs" },
     { name: "handler runs", value: r.runs, unit: "runs" },
     { name: "duplicate runs", value: r.duplicateRuns.length, unit: "runs" },

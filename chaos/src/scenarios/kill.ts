@@ -82,7 +82,7 @@ export const killScenario: Scenario<KillParams, Harness> = {
           text: `≤ lease + 1 s = ${lease + 1_000} ms`,
         }),
         { name: "held jobs acked at the kill (not re-run)", value: rec.notRerun, unit: "jobs" },
-        ...duplicateFigures(finished),
+        ...duplicateFigures(h, finished),
       ],
       notes: [],
       failures: baseFailures(h, finished, drained),

@@ -96,7 +96,7 @@ export const networkScenario: Scenario<NetworkParams, Harness> = {
           value: blackholes === 0 ? undefined : (by.blackhole ?? 0) / blackholes,
           unit: "runs",
         },
-        ...duplicateFigures(finished),
+        ...duplicateFigures(h, finished),
       ],
       notes: [],
       failures: baseFailures(h, finished, drained),

@@ -101,7 +101,7 @@ export const pillScenario: Scenario<PillParams, Harness> = {
           value: normalDuplicates,
           unit: "runs",
         },
-        ...duplicateFigures(finished),
+        ...duplicateFigures(h, finished),
       ],
       notes: [],
       failures,

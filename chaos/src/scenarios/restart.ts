@@ -134,7 +134,7 @@ export function createRestartScenario(
             value: restarts === 0 ? undefined : r.duplicateRuns.length / restarts,
             unit: "runs",
           },
-          ...duplicateFigures(finished),
+          ...duplicateFigures(h, finished),
         ],
         notes: lossy
           ? [

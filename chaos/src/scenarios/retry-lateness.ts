@@ -71,7 +71,7 @@ export const retryScenario: Scenario<RetryParams, Harness> = {
       check: finished.result,
       figures: [
         ...percentileFigures("retry start − runAt", samples, "ms", { value: 50, text: "≤ 50 ms" }),
-        ...duplicateFigures(finished),
+        ...duplicateFigures(h, finished),
       ],
       notes: [],
       failures: baseFailures(h, finished, drained),

@@ -63,7 +63,7 @@ export const sqsKillScenario: Scenario<SqsKillParams, Harness> = {
           value: finished.result.presumedDone,
           unit: "jobs",
         },
-        ...duplicateFigures(finished),
+        ...duplicateFigures(h, finished),
       ],
       notes: [],
       failures: baseFailures(h, finished, drained),
