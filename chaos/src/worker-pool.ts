@@ -26,8 +26,6 @@ export interface WorkerLife {
 export interface StopReport {
   /** Jobs each stopped worker's handlers finished in its lifetime, by pid. */
   done: Map<number, number>;
-  /** Largest event-loop delay each stopped worker saw, ms. */
-  maxLagMs: Map<number, number>;
 }
 
 export interface WorkerPool {
@@ -173,7 +171,7 @@ export function createWorkerPool(options: {
     async stop(graceMs) {
       stopping = true;
       await Promise.allSettled(slots.map((s) => s.starting));
-      const report: StopReport = { done: new Map(), maxLagMs: new Map() };
+      const report: StopReport = { done: new Map() };
       await Promise.all(
         slots.map(async (s) => {
           const child = s.child;
@@ -181,10 +179,8 @@ export function createWorkerPool(options: {
           if (child === undefined || pid === undefined) return;
           expected.add(pid);
           const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-          child.on("message", (m: { type?: string; done?: number; maxLagMs?: number }) => {
-            if (m.type !== "stopped") return;
-            report.done.set(pid, m.done ?? 0);
-            report.maxLagMs.set(pid, m.maxLagMs ?? 0);
+          child.on("message", (m: { type?: string; done?: number }) => {
+            if (m.type === "stopped") report.done.set(pid, m.done ?? 0);
           });
           child.send({ type: "stop", graceMs });
           const timer = setTimeout(() => child.kill("SIGKILL"), graceMs + 10_000);

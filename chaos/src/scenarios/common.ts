@@ -99,3 +99,29 @@ export function duplicateFigures(h: Harness, finished: Finished): Figure[] {
     { name: "of which sent after their lease had ended", value: r.lateRefused, unit: "calls" },
   ];
 }
+
+/** How long a killed or crashed worker's slot had no ready worker: death → successor ready. */
+export function restartFigures(h: Harness): Figure[] {
+  const lives = h.pool.lives;
+  const samples: number[] = [];
+  for (const life of lives) {
+    if (life.diedAt === undefined || life.end === "stopped") continue;
+    const next = lives.find((l) => l.slot === life.slot && l.bornAt >= (life.diedAt ?? 0));
+    if (next?.readyAt !== undefined) samples.push(next.readyAt - life.diedAt);
+  }
+  const n = samples.length;
+  return [
+    {
+      name: "worker death → successor ready, p50",
+      value: quantile(samples, 0.5),
+      unit: "ms",
+      samples: n,
+    },
+    {
+      name: "worker death → successor ready, max",
+      value: quantile(samples, 1),
+      unit: "ms",
+      samples: n,
+    },
+  ];
+}

@@ -10,7 +10,14 @@
 import { recovery } from "../figures.ts";
 import { createHarness, type Harness } from "../harness.ts";
 import type { Scenario } from "../scenario.ts";
-import { baseFailures, duplicateFigures, percentileFigures, progress, topUp } from "./common.ts";
+import {
+  baseFailures,
+  duplicateFigures,
+  percentileFigures,
+  progress,
+  restartFigures,
+  topUp,
+} from "./common.ts";
 
 export interface KillParams {
   /** Waiting jobs kept behind the running ones while faults are injected. */
@@ -82,6 +89,7 @@ export const killScenario: Scenario<KillParams, Harness> = {
           text: `≤ lease + 1 s = ${lease + 1_000} ms`,
         }),
         { name: "held jobs acked at the kill (not re-run)", value: rec.notRerun, unit: "jobs" },
+        ...restartFigures(h),
         ...duplicateFigures(h, finished),
       ],
       notes: [],

@@ -10,7 +10,7 @@ import { runsOf } from "../figures.ts";
 import { createHarness, type Harness } from "../harness.ts";
 import type { ProducerItem } from "../producer.ts";
 import type { Scenario } from "../scenario.ts";
-import { baseFailures, duplicateFigures } from "./common.ts";
+import { baseFailures, duplicateFigures, restartFigures } from "./common.ts";
 
 export interface PillParams {
   normal: number;
@@ -101,6 +101,7 @@ export const pillScenario: Scenario<PillParams, Harness> = {
           value: normalDuplicates,
           unit: "runs",
         },
+        ...restartFigures(h),
         ...duplicateFigures(h, finished),
       ],
       notes: [],

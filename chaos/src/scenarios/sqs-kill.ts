@@ -9,7 +9,14 @@
 import { recovery } from "../figures.ts";
 import { createHarness, type Harness } from "../harness.ts";
 import type { Scenario } from "../scenario.ts";
-import { baseFailures, duplicateFigures, percentileFigures, progress, topUp } from "./common.ts";
+import {
+  baseFailures,
+  duplicateFigures,
+  percentileFigures,
+  progress,
+  restartFigures,
+  topUp,
+} from "./common.ts";
 import type { KillParams } from "./kill.ts";
 
 export type SqsKillParams = Omit<KillParams, "pauses">;
@@ -63,6 +70,7 @@ export const sqsKillScenario: Scenario<SqsKillParams, Harness> = {
           value: finished.result.presumedDone,
           unit: "jobs",
         },
+        ...restartFigures(h),
         ...duplicateFigures(h, finished),
       ],
       notes: [],

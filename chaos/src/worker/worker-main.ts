@@ -5,7 +5,6 @@
  * poison pill ends it.
  */
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createTasklane } from "@tasklane/core";
 import { ledgerFileName, openLedger } from "../ledger.ts";
 import { defineChaosTask } from "./chaos-task.ts";
@@ -65,8 +64,6 @@ setInterval(() => {
   last = now;
   if (late >= spec.lagThresholdMs) ledger.write({ e: "lag", t: Date.now(), ms: Math.round(late) });
 }, tickMs).unref();
-const delay = monitorEventLoopDelay({ resolution: 20 });
-delay.enable();
 
 if (spec.heapSampleMs !== undefined) {
   // Forked with --expose-gc: a full collection before the second reading shows what the
@@ -109,8 +106,6 @@ process.on("message", (message: { type: string; graceMs?: number }) => {
       { e: "stop", t },
     ]);
     ledger.close();
-    process.send?.({ type: "stopped", done, maxLagMs: Math.round(delay.max / 1e6) }, () =>
-      process.exit(0),
-    );
+    process.send?.({ type: "stopped", done }, () => process.exit(0));
   })();
 });
