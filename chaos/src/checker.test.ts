@@ -120,6 +120,26 @@ describe("checker", () => {
     });
   });
 
+  it("orders runs by delivery: a reserve answered after its lease ended, held up by a blackhole", () => {
+    // Worker 1's reserve left at 999 and its answer came at 3_563, after the lease it
+    // carried (to 3_000) had ended and worker 2 had been handed the job again (attempt 2)
+    // and acked it. Worker 1 still ran attempt 1, and its ack was refused.
+    const stale: LedgerEntry[] = [
+      { e: "res", t: 3_563, s: 999, id: "j1", a: 1, tok: "t1", exp: 3_000 },
+      { e: "start", t: 3_580, id: "j1", a: 1 },
+      { e: "fin", t: 3_598, id: "j1", a: 1, ok: true },
+      { e: "set", t: 3_598, k: "ack", id: "j1", tok: "t1" },
+      { e: "set=", t: 3_611, k: "ack", id: "j1", tok: "t1", r: "lost" },
+    ];
+    const ledgers = [ledger(1, stale), ledger(2, run("j1", 2, "t2", 3_195, "ack"))];
+    const blackhole: Fault = { kind: "blackhole", at: 900, until: 3_550, pids: [1] };
+    const r = check(input(ledgers, [blackhole], succeeded("j1")));
+    expect(r.byAttribution).toEqual({ blackhole: 1 });
+    expect(r.staleStarts).toBe(1);
+    expect(r.refused).toBe(1);
+    expect(check(input(ledgers, [], succeeded("j1"))).unattributed).toHaveLength(1);
+  });
+
   it("expects a run after an accepted retry", () => {
     const ledgers = [
       ledger(1, [...run("j1", 1, "t1", 1_000, "retry"), ...run("j1", 2, "t2", 1_600, "ack")]),

@@ -6,7 +6,8 @@
  *   (or, on SQS, which cannot look a job up: no accepted ack or dead letter in the ledgers
  *   and no ack whose answer was lost while the queue ended empty).
  * - unexpected: a run, or a stored job, of an id the producer never published.
- * - duplicated: its handler ran more than once. Consecutive runs A then B of one job are
+ * - duplicated: its handler ran more than once. Consecutive runs A then B of one job (in
+ *   the store's order of deliveries: by attempt, which every delivery raises) are
  *   expected when A's retry nack was accepted (a failed attempt) or A was released
  *   (handed back at shutdown). Otherwise B is a duplicate run, attributed to a fault when
  *   one of these holds, else unattributed:
@@ -36,6 +37,7 @@ import {
   type Reservation,
   type SettleCall,
   startedRuns,
+  startedStale,
 } from "./runs.ts";
 
 export type Attribution =
@@ -122,6 +124,8 @@ export interface CheckResult {
   presumedDone: number;
   /** Handler starts. */
   runs: number;
+  /** Handlers started after the lease they held had ended (the worker no longer held the job). */
+  staleStarts: number;
   duplicatedJobs: number;
   duplicateRuns: DuplicateRun[];
   byAttribution: Record<string, number>;
@@ -203,6 +207,7 @@ export function check(input: CheckInput): CheckResult {
     notExactlyOneTerminal: [],
     presumedDone: 0,
     runs: 0,
+    staleStarts: 0,
     duplicatedJobs: 0,
     duplicateRuns: [],
     byAttribution: {},
@@ -222,6 +227,7 @@ export function check(input: CheckInput): CheckResult {
     if (!input.attempted.has(id)) result.unexpected.push(id);
     const runs = startedRuns(reservations);
     result.runs += runs.length;
+    result.staleStarts += runs.filter(startedStale).length;
     let duplicated = false;
     for (let i = 1; i < runs.length; i++) {
       const prev = runs[i - 1] as Reservation;
@@ -258,14 +264,16 @@ export function check(input: CheckInput): CheckResult {
     // Accepted terminal settles, and fencing.
     const terminals: SettleCall[] = [];
     for (const [i, r] of reservations.entries()) {
-      const newer = reservations.slice(i + 1).find((n) => n.at > r.at);
+      // The first moment a later delivery of the job existed: from then on r's lock is stale.
+      const later = reservations.slice(i + 1).map((n) => n.at);
+      const supersededAt = later.length === 0 ? undefined : Math.min(...later);
       for (const s of r.settles) {
         if (s.result === undefined || s.result === "error") result.unknownOutcomes++;
         // 1 ms of slack: the lease end is in whole ms on the same clock.
         const late = s.sentAt > r.leaseEnd + 1;
         if (s.result === "ok") {
           if (s.kind === "ack" || s.kind === "dead") terminals.push(s);
-          const superseded = newer !== undefined && s.sentAt > newer.at;
+          const superseded = supersededAt !== undefined && s.sentAt > supersededAt;
           if ((late || superseded) && lostWriteBetween(faults, r.at, s.sentAt)) {
             result.fencingAfterLostWrites++;
           } else if (late || superseded) {

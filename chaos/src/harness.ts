@@ -4,7 +4,7 @@
  * ledgers, a producer, the fault log, and at the end the drain, the store's final state
  * and the checker. A scenario is its setup, its faults and its figures on top of this.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   createTasklane,
@@ -237,6 +237,8 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
       const store: StoreState = readStore
         ? await storeState()
         : { kind: "counts", counts: await lane.counts() };
+      // Kept beside the ledgers, for reading a failed run afterwards.
+      writeFileSync(join(dir, "faults.json"), `${JSON.stringify(faults.faults, null, 1)}\n`);
       const facts = buildFacts(readLedgers(dir), leaseMs);
       const result = check({
         attempted: new Set(producer.attempted.keys()),

@@ -33,6 +33,12 @@ export interface Reservation {
    */
   leaseEnd: number;
   startedAt?: number;
+  /**
+   * The lease end known when the handler started. A start after it is a stale start: the
+   * worker ran a job it no longer held (its reserve's answer came back after the lease
+   * it carried had already ended, e.g. held up by a blackhole).
+   */
+  leaseEndAtStart?: number;
   finishedAt?: number;
   /** The handler returned (true) or threw (false). */
   handlerOk?: boolean;
@@ -120,7 +126,10 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
         }
         case "start": {
           const r = byAttempt.get(`${entry.id}|${entry.a}`);
-          if (r) r.startedAt = entry.t;
+          if (r) {
+            r.startedAt = entry.t;
+            r.leaseEndAtStart = r.leaseEnd;
+          }
           break;
         }
         case "fin": {
@@ -182,7 +191,10 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
       }
     }
   }
-  for (const list of jobs.values()) list.sort((a, b) => a.at - b.at);
+  // The store's order of deliveries: every delivery raises the attempt (an uncounted
+  // release hands out the same attempt again, later). The order in which workers got
+  // their answers can differ: a reserve's answer can be held up past a later delivery.
+  for (const list of jobs.values()) list.sort(deliveryOrder);
   return { jobs, lags, heap, counts, errors, pillPids, torn };
 }
 
@@ -192,9 +204,16 @@ function push<T>(map: Map<number, T[]>, key: number, value: T): void {
   else map.set(key, [value]);
 }
 
-/** The reservations whose handler started, in start order. */
+function deliveryOrder(a: Reservation, b: Reservation): number {
+  return a.attempt - b.attempt || a.at - b.at;
+}
+
+/** The reservations whose handler started, in the store's delivery order. */
 export function startedRuns(reservations: readonly Reservation[]): Reservation[] {
-  return reservations
-    .filter((r) => r.startedAt !== undefined)
-    .sort((a, b) => (a.startedAt ?? 0) - (b.startedAt ?? 0));
+  return reservations.filter((r) => r.startedAt !== undefined).sort(deliveryOrder);
+}
+
+/** Whether the handler started after the lease it held had ended. */
+export function startedStale(r: Reservation): boolean {
+  return r.startedAt !== undefined && r.startedAt > (r.leaseEndAtStart ?? r.leaseEnd) + 1;
 }

@@ -95,6 +95,11 @@ export function duplicateFigures(h: Harness, finished: Finished): Figure[] {
     { name: "jobs published (acknowledged)", value: r.acked, unit: "jobs" },
     { name: "handler runs", value: r.runs, unit: "runs" },
     { name: "duplicate runs", value: r.duplicateRuns.length, unit: "runs" },
+    {
+      name: "runs started after their lease had ended (the job no longer held)",
+      value: r.staleStarts,
+      unit: "runs",
+    },
     { name: "settling calls refused by fencing (stale lock)", value: r.refused, unit: "calls" },
     { name: "of which sent after their lease had ended", value: r.lateRefused, unit: "calls" },
   ];

@@ -6,6 +6,7 @@
  * (target ≤ 50 ms). The same for the memory adapter with `maxJobs`, in one process.
  */
 import { fork } from "node:child_process";
+import type { Redis } from "ioredis";
 import { quantile } from "../figures.ts";
 import { createHarness, type Harness } from "../harness.ts";
 import { num } from "../report.ts";
@@ -36,6 +37,9 @@ interface DepthEnv {
   usedMemoryBytes: number;
   slowestPublish: SlowCall[];
   slowestDrain: SlowCall[];
+  /** Script calls during the drain (INFO commandstats), and how many took ≥ 10 / ≥ 50 ms. */
+  drainScriptCalls: number;
+  slowScriptCalls: { over10: number; over50: number };
   /** The slowest command that was not a script call (those also run inside scripts). */
   slowestOther: SlowCall[];
   drainMs: number;
@@ -66,6 +70,16 @@ async function takeSlowlog(h: Harness, depth: number): Promise<SlowCall[]> {
   const entries = (await admin.call("SLOWLOG", "GET", "-1")) as SlowlogEntry[];
   await admin.call("SLOWLOG", "RESET");
   return entries.map((e) => ({ ms: e[2] / 1_000, command: describe(e[3]), depth }));
+}
+
+/** Script calls so far (FCALL, or EVALSHA and EVAL on Redis 6.2), from INFO commandstats. */
+async function scriptCallCount(admin: Redis): Promise<number> {
+  const stats = await admin.info("commandstats");
+  let calls = 0;
+  for (const name of ["fcall", "fcall_ro", "evalsha", "eval"]) {
+    calls += Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, "m").exec(stats)?.[1] ?? 0);
+  }
+  return calls;
 }
 
 /** FCALL (function library) or EVALSHA/EVAL (Redis 6.2): the adapter's script calls. */
@@ -136,6 +150,8 @@ export const depthScenario: Scenario<DepthParams, DepthEnv> = {
       usedMemoryBytes: after,
       slowestPublish,
       slowestDrain: [],
+      drainScriptCalls: 0,
+      slowScriptCalls: { over10: 0, over50: 0 },
       slowestOther: [],
       drainMs: 0,
       teardown: () => h.teardown(),
@@ -146,6 +162,9 @@ export const depthScenario: Scenario<DepthParams, DepthEnv> = {
     await h.pool.start();
     const started = Date.now();
     const calls: SlowCall[] = [];
+    const admin = h.redis?.admin;
+    const scriptCalls = async () => (admin === undefined ? 0 : await scriptCallCount(admin));
+    const callsBefore = await scriptCalls();
     for (;;) {
       const pending = await h.pending();
       calls.push(...(await takeSlowlog(h, pending)));
@@ -154,7 +173,13 @@ export const depthScenario: Scenario<DepthParams, DepthEnv> = {
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // the sampling period
     }
     env.drainMs = Date.now() - started;
-    env.slowestDrain = slowest(calls.filter(isScriptCall), 5);
+    const scripts = calls.filter(isScriptCall);
+    env.slowestDrain = slowest(scripts, 5);
+    env.drainScriptCalls = (await scriptCalls()) - callsBefore;
+    env.slowScriptCalls = {
+      over10: scripts.filter((c) => c.ms >= 10).length,
+      over50: scripts.filter((c) => c.ms >= 50).length,
+    };
     env.slowestOther = slowest(
       calls.filter((c) => !isScriptCall(c)),
       1,
@@ -188,6 +213,11 @@ export const depthScenario: Scenario<DepthParams, DepthEnv> = {
         unit: "ms",
         target: 50,
         targetText: "≤ 50 ms",
+      },
+      {
+        name: "Redis: script calls while draining that took ≥ 10 ms / ≥ 50 ms",
+        value: env.slowScriptCalls.over10,
+        unit: `/ ${env.slowScriptCalls.over50} of ${num(env.drainScriptCalls)} calls`,
       },
       {
         name: "Redis: slowest publish call (1,000 jobs)",
