@@ -131,9 +131,12 @@ writeFileSync(
   `${JSON.stringify({ profile, scenarios, verdict, results }, (key, value) => (key === "duplicateRuns" ? undefined : value), 2)}\n`,
 );
 copyFileSync(join(runDir, "report.md"), join(chaosDir, "out", "latest.md"));
-if (saveAs !== undefined) {
+// The committed reference is a passing run's: a failed run's report stays in chaos/out.
+if (saveAs !== undefined && verdict.failures.length === 0) {
   mkdirSync(join(chaosDir, "reports"), { recursive: true });
   writeFileSync(join(chaosDir, "reports", saveAs), `${markdown}\n`);
+} else if (saveAs !== undefined) {
+  process.stderr.write(`chaos: not saved to chaos/reports/${saveAs}: the run failed\n`);
 }
 process.stdout.write(`${markdown}\n`);
 if (verdict.pass && !values.keep) {

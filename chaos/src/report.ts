@@ -43,9 +43,12 @@ export function machineLine(): string {
       const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
         encoding: "utf8",
       }).trim();
-      const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-        encoding: "utf8",
-      }).trim();
+      // The committed reports are what a run writes: they do not make the code differ.
+      const dirty = execFileSync(
+        "git",
+        ["status", "--porcelain", "--untracked-files=no", "--", ".", ":!chaos/reports"],
+        { encoding: "utf8" },
+      ).trim();
       return dirty === "" ? sha : `${sha} (with uncommitted changes)`;
     } catch {
       return "unknown";
