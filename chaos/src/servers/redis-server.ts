@@ -38,6 +38,15 @@ export interface ChaosRedis {
   stop(): Promise<void>;
 }
 
+/**
+ * Every redis-server this process started and that still runs: killed when the process
+ * exits, however it exits (a scenario that throws in its setup never reaches teardown).
+ */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 export async function startChaosRedis(options: RedisServerOptions = {}): Promise<ChaosRedis> {
   if (!existsSync(REDIS_SERVER)) {
     throw new Error(
@@ -61,11 +70,13 @@ export async function startChaosRedis(options: RedisServerOptions = {}): Promise
   const admin = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 1 });
   admin.on("error", () => {});
 
-  const running = () => proc !== undefined && proc.exitCode === null && proc.signalCode === null;
+  const isUp = () => proc !== undefined && proc.exitCode === null && proc.signalCode === null;
   const start = async () => {
-    if (running()) return;
+    if (isUp()) return;
     const child = spawn(REDIS_SERVER, args, { stdio: ["ignore", "ignore", "inherit"] });
     proc = child;
+    running.add(child);
+    child.once("exit", () => running.delete(child));
     // A server still loading its AOF answers LOADING: PING fails until it is ready.
     await waitFor(
       async () => {
@@ -79,7 +90,7 @@ export async function startChaosRedis(options: RedisServerOptions = {}): Promise
   };
   const kill = async () => {
     const p = proc;
-    if (p === undefined || !running()) return;
+    if (p === undefined || !isUp()) return;
     const exited = new Promise<void>((resolve) => p.once("exit", () => resolve()));
     p.kill("SIGKILL");
     await exited;
@@ -93,7 +104,7 @@ export async function startChaosRedis(options: RedisServerOptions = {}): Promise
     port,
     version,
     get pid() {
-      return running() ? proc?.pid : undefined;
+      return isUp() ? proc?.pid : undefined;
     },
     admin,
     kill,
