@@ -20,6 +20,7 @@ export default defineConfig({
       "examples",
       "test",
       "bench",
+      "chaos",
       {
         extends: "./packages/adapter-redis/vitest.config.ts",
         root: "./packages/adapter-redis",
