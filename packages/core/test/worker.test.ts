@@ -95,6 +95,38 @@ describe("worker", () => {
     expect(attempts).toEqual([1]);
   });
 
+  it("never starts a job whose lease has already ended, even without a time limit", async () => {
+    const clock = createManualClock();
+    let expired = 0;
+    const adapter = wrapAdapter(createMemoryAdapter({ clock }), (q) =>
+      wrapLane(q, {
+        reserve: async (o) => {
+          const r = await q.reserve(o);
+          // The first delivery's lease is over by the time it arrives (a reply held up).
+          for (const j of r.jobs) if (expired++ === 0) j.lock.expiresAt = clock.now();
+          return r;
+        },
+      }),
+    );
+    const attempts: number[] = [];
+    const task = defineTask({
+      name: "t",
+      lane: "q",
+      schema: z.object({}),
+      run: (_p, ctx) => void attempts.push(ctx.attempt),
+    });
+    const tl = createTasklane({ adapter, clock, lanes: [{ name: "q" }], tasks: [task] });
+    open.push(tl);
+    const started = record(tl, "started");
+    await tl.publish(task, {});
+    await tl.worker().start();
+    for (let i = 0; i < 50 && attempts.length === 0; i++) await clock.advance(100);
+    // Handed back unstarted, then run on the next delivery with the same attempt number.
+    expect(expired).toBeGreaterThanOrEqual(2);
+    expect(started).toHaveLength(1);
+    expect(attempts).toEqual([1]);
+  });
+
   it("does not spin while every lane is empty", async () => {
     const clock = createManualClock();
     let calls = 0;

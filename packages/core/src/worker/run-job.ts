@@ -57,8 +57,11 @@ export function createJobRunner(deps: JobRunnerDeps) {
       });
       return;
     }
-    // Kale's time budget: never start what cannot finish inside the lease we hold.
-    if (task.timeLimitMs !== undefined && clock.now() + task.timeLimitMs > job.lock.expiresAt) {
+    // Kale's time budget: never start what cannot finish inside the lease we hold. Without
+    // a time limit, never start a job whose lease has already ended (a prefetched job held
+    // through a paused process or a held-up reply): another worker may be running it.
+    const budgetMs = task.timeLimitMs ?? 0;
+    if (clock.now() + budgetMs >= job.lock.expiresAt) {
       settle(h, { kind: "release" });
       return;
     }
