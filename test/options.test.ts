@@ -194,6 +194,10 @@ const tables: Table[] = [
       },
       random,
       closeAdapter: bool,
+      instrumentation: {
+        bad: [null, "otel", 5, { publish: 5 }, { job: {} }],
+        good: [{}, { job: () => undefined, publish: () => undefined }],
+      },
     },
   },
   {

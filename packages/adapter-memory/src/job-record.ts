@@ -25,6 +25,8 @@ export class JobRecord extends ListNode {
   readonly task: string;
   readonly payload: string;
   readonly appData: string | undefined;
+  /** The instrumentation's trace context (NewJob.traceContext), handed back with every delivery. */
+  readonly traceContext: string | undefined;
   readonly priority: number;
   readonly publishedAt: number;
   /** Put order inside the lane: the last ordering key. */
@@ -62,6 +64,7 @@ export class JobRecord extends ListNode {
     this.task = job.task;
     this.payload = job.payload;
     this.appData = job.appData;
+    this.traceContext = job.traceContext;
     this.priority =
       typeof job.priority === "number" && Number.isFinite(job.priority) ? job.priority : 0;
     this.publishedAt = job.publishedAt;

@@ -211,7 +211,7 @@ export class RedisLane implements Required<LaneStore> {
       for (const job of jobs) {
         args.push(
           encodeId(job.id),
-          encodeJobText(job.task, job.payload, job.appData),
+          encodeJobText(job.task, job.payload, job.appData, job.traceContext),
           priorityArg(job),
           runAtArg(job),
           publishedAtArg(job),
@@ -567,6 +567,7 @@ function parseReserve(reply: Array<string | number | null>): ReserveResult {
       lock: { jobId: id, token: String(token++), expiresAt },
     };
     if (parts?.appData !== undefined) job.appData = parts.appData;
+    if (parts?.traceContext !== undefined) job.traceContext = parts.traceContext;
     if (malformed !== "") job.malformed = malformed;
     jobs.push(job);
   }

@@ -38,6 +38,7 @@ export {
   fullCapabilities,
   isLifecycleEvent,
   LIFECYCLE_EVENT_TYPES,
+  MAX_TRACE_CONTEXT_LENGTH,
   PENDING_STATES,
   validateLaneStoreOptions,
 } from "./adapter.ts";

@@ -65,6 +65,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     settler,
     stopping,
     maxPayloadBytes: host.maxPayloadBytes,
+    instrumentation: host.instrumentation,
   });
   const pool = createRunnerPool<HeldJob>({
     concurrency,
@@ -80,6 +81,19 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     lose: settler.lose,
     maxBatch: caps.maxBatch,
     periodMs: heartbeatMs,
+  });
+
+  host.instrumentation?.worker?.({
+    concurrency,
+    get held() {
+      return held.size;
+    },
+    get running() {
+      let n = 0;
+      for (const h of held) if (h.running) n++;
+      return n;
+    },
+    metrics: () => structuredClone(metrics),
   });
 
   let running = false;

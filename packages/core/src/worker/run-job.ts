@@ -2,6 +2,7 @@ import type { Clock } from "../clock.ts";
 import { decodeJson } from "../codec.ts";
 import { PayloadTooLargeError, TimeoutError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
+import type { Instrumentation } from "../instrumentation.ts";
 import { validatePayload } from "../task.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
 import { type ContextHost, HeldJobContext } from "./job-context.ts";
@@ -16,6 +17,8 @@ export interface JobRunnerDeps {
   stopping: AbortSignal;
   /** The client's limit on payload + appData, bytes: a larger job is dead, never parsed. */
   maxPayloadBytes: number;
+  /** The client's telemetry hooks, if any. */
+  instrumentation: Instrumentation | undefined;
 }
 
 /**
@@ -25,7 +28,7 @@ export interface JobRunnerDeps {
  * inside its lease (Kale's time budget: handed back unstarted).
  */
 export function createJobRunner(deps: JobRunnerDeps) {
-  const { clock, events, settler, stopping, maxPayloadBytes } = deps;
+  const { clock, events, settler, stopping, maxPayloadBytes, instrumentation } = deps;
   const { settle } = settler;
   const contextHost: ContextHost = { clock, events, lose: settler.lose };
 
@@ -38,6 +41,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
       return;
     }
     const job = h.job;
+    if (instrumentation?.job !== undefined) {
+      h.telemetry = instrumentation.job(h.lane.config.name, job);
+    }
     if (job.malformed !== undefined) {
       settle(h, {
         kind: "dead",
@@ -108,7 +114,11 @@ export function createJobRunner(deps: JobRunnerDeps) {
       }, limit);
     }
     try {
-      const result = task.run(payload, ctx);
+      const telemetry = h.telemetry;
+      const result =
+        telemetry === undefined
+          ? task.run(payload, ctx)
+          : telemetry.run(() => task.run(payload, ctx));
       if (result instanceof Promise) {
         // Race the handler against an interrupt, so a handler that ignores its signal
         // does not keep a slot (or the shutdown) waiting forever.
