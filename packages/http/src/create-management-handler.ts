@@ -44,6 +44,13 @@ export interface ManagementHandlerOptions {
   onError?: (error: unknown, request: Request) => void;
   /** The OpenAPI document's title. Default "tasklane management API". */
   title?: string;
+  /**
+   * Serve `GET {basePath}/metrics` (read scope) with the response this gives, e.g.
+   * `createPrometheusEndpoint().fetch` from `@tasklane/opentelemetry/prometheus` (Prometheus
+   * scrapes it like any endpoint: give its scraper read access in `authorize`). Default
+   * none: the route answers 404.
+   */
+  metrics?: (request: Request) => Response | Promise<Response>;
 }
 
 /** The API as one Fetch-standard function, and where it is mounted. */
@@ -91,6 +98,7 @@ const optionsSchema = z
     eventQueueLimit: z.number().int().min(1).default(1_000),
     onError: fn<(error: unknown, request: Request) => void>("error, request").optional(),
     title: z.string().min(1).default("tasklane management API"),
+    metrics: fn<(request: Request) => Response | Promise<Response>>("request").optional(),
   })
   .strict();
 
@@ -191,6 +199,11 @@ export function createManagementHandler(options: ManagementHandlerOptions): Mana
     document ??= buildOpenApiDocument(app, ctx.tasks.values(), { title: o.title, basePath });
     return c.json(document as object);
   });
+
+  const metrics = o.metrics;
+  if (metrics !== undefined) {
+    app.get("/metrics", ctx.guard("read", "getMetrics"), (c) => metrics(c.req.raw));
+  }
 
   const handler = async (request: Request): Promise<Response> => app.fetch(request);
   return Object.assign(handler, { basePath, owns });

@@ -1,0 +1,118 @@
+/**
+ * Adapter calls as core makes them, counted per lane and kind (`put`, `reserve`, `ack`, …)
+ * and answer (`ok`, `error`), by wrapping each lane store the client opens. These are the
+ * backend requests tasklane asks for: an adapter may carry several in one round trip
+ * (Redis sends the puts of one event-loop turn as one script call) or one in several (SQS
+ * batches of 10).
+ */
+import type { Attributes, Histogram } from "@opentelemetry/api";
+import type { LaneStore } from "@tasklane/core/adapter";
+import { ATTR_CALL, ATTR_LANE, ATTR_RESULT } from "./names.ts";
+
+/** The count of one (lane, call) and its attribute sets. */
+export class CallCount {
+  ok = 0;
+  errors = 0;
+  readonly okAttributes: Attributes;
+  readonly errorAttributes: Attributes;
+  /** Bound once: a call costs one `then` on its promise, no closure. */
+  readonly onOk = () => {
+    this.ok++;
+  };
+  readonly onError = () => {
+    this.errors++;
+  };
+
+  constructor(lane: string, call: string) {
+    this.okAttributes = { [ATTR_LANE]: lane, [ATTR_CALL]: call, [ATTR_RESULT]: "ok" };
+    this.errorAttributes = { [ATTR_LANE]: lane, [ATTR_CALL]: call, [ATTR_RESULT]: "error" };
+  }
+}
+
+export interface LaneCallsDeps {
+  /** Every count, for the observable counter. */
+  counts: CallCount[];
+  reserveBatchSize: () => Histogram | undefined;
+  settleDuration: () => Histogram | undefined;
+}
+
+/** The optional methods of a lane store, wrapped only when the store has them. */
+const OPTIONAL = [
+  "get",
+  "cancel",
+  "retryFailed",
+  "delete",
+  "pause",
+  "resume",
+  "isPaused",
+  "stats",
+] as const;
+
+/** `store`, its calls counted; `name` and its optional methods exactly as the store's. */
+export function countLaneCalls(store: LaneStore, lane: string, deps: LaneCallsDeps): LaneStore {
+  const laneAttributes: Attributes = { [ATTR_LANE]: lane };
+  const countOf = (call: string): CallCount => {
+    const c = new CallCount(lane, call);
+    deps.counts.push(c);
+    return c;
+  };
+  const counted = <A extends unknown[], R>(call: string, fn: (...args: A) => Promise<R>) => {
+    const c = countOf(call);
+    return (...args: A): Promise<R> => {
+      const p = fn(...args);
+      p.then(c.onOk, c.onError);
+      return p;
+    };
+  };
+  const timed = <A extends unknown[], R>(call: string, fn: (...args: A) => Promise<R>) => {
+    const c = countOf(call);
+    const attributes: Attributes = { [ATTR_LANE]: lane, [ATTR_CALL]: call };
+    return (...args: A): Promise<R> => {
+      const startedAt = performance.now();
+      const p = fn(...args);
+      p.then(() => {
+        c.ok++;
+        deps.settleDuration()?.record((performance.now() - startedAt) / 1000, attributes);
+      }, c.onError);
+      return p;
+    };
+  };
+  const reserveCount = countOf("reserve");
+  const wrapped: LaneStore = {
+    name: store.name,
+    put: counted("put", store.put.bind(store)),
+    reserve: (options) => {
+      const p = store.reserve(options);
+      p.then((result) => {
+        reserveCount.ok++;
+        deps.reserveBatchSize()?.record(result.jobs.length, laneAttributes);
+      }, reserveCount.onError);
+      return p;
+    },
+    ack: timed("ack", store.ack.bind(store)),
+    nack: timed("nack", store.nack.bind(store)),
+    release: timed("release", store.release.bind(store)),
+    extend: counted("extend", store.extend.bind(store)),
+    probe: counted("probe", store.probe.bind(store)),
+    counts: counted("counts", store.counts.bind(store)),
+  };
+  for (const name of OPTIONAL) {
+    const method = store[name];
+    if (method !== undefined) {
+      (wrapped as unknown as Record<string, unknown>)[name] = counted(
+        name,
+        method.bind(store) as (...args: unknown[]) => Promise<unknown>,
+      );
+    }
+  }
+  if (store.list !== undefined) {
+    // An async iterable, not a promise: one call per list, however many pages it reads.
+    const c = countOf("list");
+    const list = store.list.bind(store);
+    wrapped.list = (options) => {
+      c.ok++;
+      return list(options);
+    };
+  }
+  return wrapped;
+}
