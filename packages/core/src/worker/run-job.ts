@@ -2,8 +2,8 @@ import type { Clock } from "../clock.ts";
 import { decodeJson } from "../codec.ts";
 import { PayloadTooLargeError, TimeoutError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
-import type { Instrumentation } from "../instrumentation.ts";
-import { validatePayload } from "../task.ts";
+import type { Instrumentation, JobTelemetry } from "../instrumentation.ts";
+import { type AnyTask, validatePayload } from "../task.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
 import { type ContextHost, HeldJobContext } from "./job-context.ts";
 import { toJobError } from "./job-error.ts";
@@ -114,11 +114,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
       }, limit);
     }
     try {
-      const telemetry = h.telemetry;
       const result =
-        telemetry === undefined
+        h.telemetry === undefined
           ? task.run(payload, ctx)
-          : telemetry.run(() => task.run(payload, ctx));
+          : runObserved(h.telemetry, task, payload, ctx);
       if (result instanceof Promise) {
         // Race the handler against an interrupt, so a handler that ignores its signal
         // does not keep a slot (or the shutdown) waiting forever.
@@ -135,6 +134,19 @@ export function createJobRunner(deps: JobRunnerDeps) {
       h.interrupt = undefined;
     }
   };
+}
+
+/**
+ * The handler, run by its telemetry. A function of its own: the closure it makes would
+ * otherwise move runJob's locals into a heap context on every call, telemetry or not.
+ */
+function runObserved(
+  telemetry: JobTelemetry,
+  task: AnyTask,
+  payload: unknown,
+  ctx: HeldJobContext,
+): unknown {
+  return telemetry.run(() => task.run(payload, ctx));
 }
 
 /**
