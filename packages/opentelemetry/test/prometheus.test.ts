@@ -2,6 +2,7 @@
  * The Prometheus endpoint, scraped over real HTTP: mounted in a node:http service beside
  * its own routes, and as `GET /metrics` of the management API.
  */
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
@@ -14,6 +15,8 @@ import { z } from "zod";
 import { createTelemetry } from "../src/index.ts";
 import { createPrometheusEndpoint, PROMETHEUS_CONTENT_TYPE } from "../src/prometheus.ts";
 import { until } from "./helpers.ts";
+
+const DASHBOARD = new URL("../../../examples/grafana-dashboard.json", import.meta.url);
 
 const closing: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -109,6 +112,14 @@ describe("Prometheus endpoint", () => {
       ).toBe(3);
       expect(sample(text, "tasklane_worker_slots_free", {})).toBe(10);
       expect(text).toContain("# TYPE tasklane_jobs_succeeded_total counter");
+      // every metric the documented Grafana dashboard queries is one this endpoint serves
+      const dashboard = readFileSync(DASHBOARD, "utf8");
+      // metric names: before a selector's "{" (label names are before "=", "," or ")")
+      const queried = new Set(dashboard.match(/\btasklane_[a-z_]+(?=\{)/g));
+      expect(queried.size).toBeGreaterThan(10);
+      for (const name of queried) {
+        expect(text, `the dashboard's ${name}`).toMatch(new RegExp(`^${name}[{ ]`, "m"));
+      }
       expect(text).toContain("# TYPE tasklane_job_run_duration histogram");
     }
     // the management API's route needs what its other reads need
