@@ -79,6 +79,8 @@ export type JobEnd = "ok" | "lost" | "stalled" | "canceled" | "put" | "unconfirm
 export interface WorkerView {
   /** Jobs it runs at once, at most. */
   readonly concurrency: number;
+  /** True between its start() and the end of its stop(). */
+  readonly started: boolean;
   /** Jobs whose lease it holds now: running, prefetched, or settling. */
   readonly held: number;
   /** Jobs whose handler runs now. */

@@ -122,7 +122,9 @@ describe("instrumentation hooks", () => {
     const worker = tl.worker({ concurrency: 2 });
     expect(rec.workers).toHaveLength(1);
     expect(rec.workers[0]?.concurrency).toBe(2);
+    expect(rec.workers[0]?.started).toBe(false);
     await worker.start();
+    expect(rec.workers[0]?.started).toBe(true);
     await until(clock, () => rec.log.filter((l) => l === "end ok").length === 2);
     expect(rec.log.slice(2)).toEqual([
       "job q 1",
@@ -157,6 +159,8 @@ describe("instrumentation hooks", () => {
     expect(rec.calls.get("q.ack")).toBeGreaterThanOrEqual(1);
     expect(rec.calls.get("q.nack")).toBe(2);
     expect(rec.calls.get("q.reserve")).toBeGreaterThanOrEqual(3);
+    await worker.stop();
+    expect(rec.workers[0]?.started).toBe(false);
   });
 
   it("reports a lost lease and a job dead before its handler ran", async () => {

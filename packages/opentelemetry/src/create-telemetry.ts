@@ -279,7 +279,8 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     workerGauge(
       METRICS.workerFreeSlots,
       "Handler slots free in this process (concurrency − running)",
-      (w) => Math.max(0, w.concurrency - w.running),
+      // a stopped worker has no slots
+      (w) => (w.started ? Math.max(0, w.concurrency - w.running) : 0),
     );
 
     m.createObservableGauge(METRICS.laneJobs, {

@@ -36,17 +36,32 @@ export interface LaneCallsDeps {
   settleDuration: () => Histogram | undefined;
 }
 
-/** The optional methods of a lane store, wrapped only when the store has them. */
-const OPTIONAL = [
-  "get",
-  "cancel",
-  "retryFailed",
-  "delete",
-  "pause",
-  "resume",
-  "isPaused",
-  "stats",
-] as const;
+/** The methods wrapped by name below; every other method of a store is counted as is. */
+const WRAPPED = new Set([
+  "put",
+  "reserve",
+  "ack",
+  "nack",
+  "release",
+  "extend",
+  "probe",
+  "counts",
+  "list",
+]);
+
+/** Every method a store has, own or inherited (an adapter's class), by name. */
+function methodNames(store: LaneStore): string[] {
+  const names = new Set<string>();
+  for (let o: object | null = store; o !== null && o !== Object.prototype; ) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (name === "constructor") continue;
+      const d = Object.getOwnPropertyDescriptor(o, name);
+      if (d !== undefined && typeof d.value === "function") names.add(name);
+    }
+    o = Object.getPrototypeOf(o) as object | null;
+  }
+  return [...names];
+}
 
 /** `store`, its calls counted; `name` and its optional methods exactly as the store's. */
 export function countLaneCalls(store: LaneStore, lane: string, deps: LaneCallsDeps): LaneStore {
@@ -96,14 +111,20 @@ export function countLaneCalls(store: LaneStore, lane: string, deps: LaneCallsDe
     probe: counted("probe", store.probe.bind(store)),
     counts: counted("counts", store.counts.bind(store)),
   };
-  for (const name of OPTIONAL) {
-    const method = store[name];
-    if (method !== undefined) {
-      (wrapped as unknown as Record<string, unknown>)[name] = counted(
-        name,
-        method.bind(store) as (...args: unknown[]) => Promise<unknown>,
-      );
-    }
+  // The optional methods (get, cancel, stats, …), and any a later contract or an adapter
+  // adds: present exactly when the store has them (core checks for them), each counted
+  // under its name (a bounded set). Bound to the store: adapters keep private fields.
+  const store_ = store as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of methodNames(store)) {
+    if (WRAPPED.has(name)) continue;
+    const method = store_[name] as (...args: unknown[]) => unknown;
+    const c = countOf(name);
+    (wrapped as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      const result = method.apply(store, args);
+      if (result instanceof Promise) result.then(c.onOk, c.onError);
+      else c.ok++;
+      return result;
+    };
   }
   if (store.list !== undefined) {
     // An async iterable, not a promise: one call per list, however many pages it reads.

@@ -181,6 +181,39 @@ describe("telemetry on the memory adapter", () => {
     }
   });
 
+  it("counts every method of a lane store under its name, and a stopped worker has no free slots", async () => {
+    const o = otel();
+    const task = defineTask({ name: "t", lane: "q", schema: z.object({}), run: () => {} });
+    const telemetry = createTelemetry({ meterProvider: o.meterProvider });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [{ name: "q" }],
+      tasks: [task],
+      instrumentation: telemetry,
+    });
+    const store = await tl.adapter.lane("q", { maxStalls: 3, historyLimit: 20 });
+    // a method a later contract (or an adapter) adds is kept, bound to the store, and counted
+    const extended = Object.assign(Object.create(store) as typeof store, {
+      frobnicate: async () => store.name,
+    });
+    const wrapped = telemetry.wrapLane?.(extended, "q") as typeof store & {
+      frobnicate(): Promise<string>;
+    };
+    expect(await wrapped.frobnicate()).toBe(store.name);
+    expect(await wrapped.isPaused?.()).toBe(false);
+    const worker = tl.worker({ concurrency: 7 });
+    await worker.start();
+    let m = await o.collect();
+    expect(m.sum(METRICS.workerFreeSlots)).toBe(7);
+    await worker.stop();
+    m = await o.collect();
+    expect(m.sum(METRICS.workerFreeSlots)).toBe(0);
+    const calls = (call: string) =>
+      m.sum(METRICS.adapterCalls, { "tasklane.lane": "q", "tasklane.call": call });
+    expect([calls("frobnicate"), calls("isPaused")]).toEqual([1, 1]);
+    await tl.close();
+  });
+
   it("makes no span with traces off, records no metric with metrics off", async () => {
     for (const off of ["traces", "metrics"] as const) {
       const o = otel();

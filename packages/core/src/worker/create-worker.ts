@@ -83,8 +83,19 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     periodMs: heartbeatMs,
   });
 
+  let running = false;
+  let loop: LaneLoop | undefined;
+  let loopDone: Promise<void> = Promise.resolve();
+  let stopPromise: Promise<void> | undefined;
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let stopLocalPublish: (() => void) | undefined;
+  const laneByFullName = new Map<string, LaneState>();
+
   host.instrumentation?.worker?.({
     concurrency,
+    get started() {
+      return running;
+    },
     get held() {
       return held.size;
     },
@@ -95,14 +106,6 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     },
     metrics: () => structuredClone(metrics),
   });
-
-  let running = false;
-  let loop: LaneLoop | undefined;
-  let loopDone: Promise<void> = Promise.resolve();
-  let stopPromise: Promise<void> | undefined;
-  let unsubscribe: (() => Promise<void>) | undefined;
-  let stopLocalPublish: (() => void) | undefined;
-  const laneByFullName = new Map<string, LaneState>();
 
   const onAdapterEvent = (event: AdapterEvent) => {
     // Only these two stop a handler; lifecycle events (another worker's "started", ...)
