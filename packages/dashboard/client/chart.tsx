@@ -190,7 +190,9 @@ export function RateChart(props: {
   names: readonly string[];
 }) {
   const last = props.series.map((s) => s[s.length - 1] ?? 0);
-  const label = `Events per second over the last ${props.seconds.length / 60} minutes; in the last full second: ${props.names.map((n, i) => `${n} ${last[i]}`).join(", ")}`;
+  const totals = props.series.map((s) => s.reduce<number>((n, v) => n + (v ?? 0), 0));
+  const seen = props.series[0]?.filter((v) => v !== null).length ?? 0;
+  const label = `Events per second over the last ${props.seconds.length + 1} s (${seen} s followed): ${props.names.map((n, i) => `${n} ${totals[i]}`).join(", ")}; in the last full second: ${props.names.map((n, i) => `${n} ${last[i]}`).join(", ")}`;
   const colors = (p: ReturnType<typeof palette>) => [p.accent, p.ok, p.bad];
   return (
     <UPlot
@@ -211,7 +213,7 @@ export function RateChart(props: {
             font: p.font,
             grid: { stroke: p.grid, width: 1 },
             ticks: { show: false },
-            space: 90,
+            space: 80,
             values: (_u, splits) => splits.map((t) => clock(t)),
           },
           {
@@ -228,7 +230,11 @@ export function RateChart(props: {
             label: `${name}/s`,
             stroke: colors(p)[i] ?? p.accent,
             width: 1.5,
-            points: { show: false },
+            // A line needs two seconds: until then, the one second is a dot.
+            points: {
+              show: (u: uPlot) => (u.data[1] ?? []).filter((v) => v !== null).length < 3,
+              size: 5,
+            },
             value: (_u: uPlot, v: number | null) => (v === null ? "–" : fmtInt(v)),
           })),
         ],

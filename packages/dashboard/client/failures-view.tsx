@@ -9,6 +9,25 @@ const GROUP_SCAN = 1_000;
 /** Ids per bulk retry call (the API's default bulkLimit). */
 const RETRY_CHUNK = 1_000;
 
+/**
+ * An error message with what varies between jobs (ids, numbers) taken out, so that
+ * "mailbox user7@… does not exist" and "mailbox user9@…" are one group.
+ */
+export function normalizeMessage(message: string): string {
+  return message
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "…")
+    .replace(/\b0x[0-9a-f]+\b/gi, "#")
+    .replace(/\d+(\.\d+)?/g, "#");
+}
+
+/** What to search the failed list for to find a group's jobs: its longest literal part. */
+function searchFor(normalized: string): string {
+  return normalized
+    .split(/[#…]/)
+    .map((part) => part.trim())
+    .reduce((a, b) => (b.length > a.length ? b : a), "");
+}
+
 interface Group {
   lane: string;
   task: string;
@@ -17,6 +36,8 @@ interface Group {
   ids: string[];
   lastAt: number;
   stack: string | undefined;
+  /** The latest job's own message (the group's has its varying parts taken out). */
+  latest: string;
 }
 
 async function groupFailed(
@@ -33,7 +54,7 @@ async function groupFailed(
       (job) => {
         n++;
         const name = job.error?.name ?? "Error";
-        const message = job.error?.message ?? "(no error recorded)";
+        const message = normalizeMessage(job.error?.message ?? "(no error recorded)");
         const key = `${lane.name}\0${job.task}\0${name}\0${message}`;
         let g = groups.get(key);
         if (g === undefined) {
@@ -45,6 +66,7 @@ async function groupFailed(
             ids: [],
             lastAt: 0,
             stack: undefined,
+            latest: "",
           };
           groups.set(key, g);
         }
@@ -53,6 +75,7 @@ async function groupFailed(
         if (at >= g.lastAt) {
           g.lastAt = at;
           g.stack = job.error?.stack;
+          g.latest = job.error?.message ?? "";
         }
         return true;
       },
@@ -157,6 +180,9 @@ export function FailuresView() {
                 <tr key={`${g.lane}\0${g.task}\0${g.name}\0${g.message}`}>
                   <td class="error-cell-wide">
                     <strong>{g.name}</strong>: {g.message}
+                    {g.latest !== g.message ? (
+                      <span class="muted small latest">latest: {g.latest}</span>
+                    ) : null}
                     {g.stack ? (
                       <details>
                         <summary>Stack of the latest</summary>
@@ -182,7 +208,10 @@ export function FailuresView() {
                       >
                         Retry {fmtInt(g.ids.length)}
                       </ActionButton>
-                      <a class="btn btn-plain" href={jobsHref(g.lane, "failed", g.message, g.task)}>
+                      <a
+                        class="btn btn-plain"
+                        href={jobsHref(g.lane, "failed", searchFor(g.message), g.task)}
+                      >
                         Show
                       </a>
                     </span>

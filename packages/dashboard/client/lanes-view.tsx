@@ -110,7 +110,7 @@ function LiveChart() {
   return (
     <section class="card" aria-labelledby="rate-title">
       <div class="card-head">
-        <h2 id="rate-title">Events per second</h2>
+        <h2 id="rate-title">Events per second, last minute</h2>
         <span class="muted small">
           {state.connection === "unavailable"
             ? `No live events: ${state.connectionError?.message ?? "unavailable"}. Counts are re-read every 5 s.`

@@ -2,7 +2,7 @@ import type { Api, ApiError } from "./api.ts";
 import type { Lane, LiveEvent } from "./types.ts";
 
 /** Seconds of event rates kept for the live chart. */
-export const RATE_WINDOW_S = 180;
+export const RATE_WINDOW_S = 60;
 /** Event types the live chart counts, in its legend's order. */
 export const RATE_TYPES = ["published", "succeeded", "failed"] as const;
 /** How often counts are re-read without events (and always, on adapters without them). */
@@ -96,7 +96,7 @@ export function createLive(api: Api): Live {
   // Per-second counts in a ring indexed by epoch second.
   const ring = RATE_TYPES.map(() => new Array<number>(RATE_WINDOW_S).fill(0));
   let ringSecond = Math.floor(Date.now() / 1000);
-  /** The first second counted in full: events before it were not seen. */
+  /** The first second followed: seconds before it show no value, rather than a false 0. */
   let liveSince: number | null = null;
   const advance = (second: number) => {
     if (second <= ringSecond) return;
@@ -120,7 +120,8 @@ export function createLive(api: Api): Live {
         for (const listener of eventListeners) listener(event);
       },
       onState(connection, error) {
-        if (connection === "live") liveSince ??= Math.floor(Date.now() / 1000) + 1;
+        // The second the stream opened in is counted too (in part: from then on).
+        if (connection === "live") liveSince ??= Math.floor(Date.now() / 1000);
         set({ connection, connectionError: error ?? null });
       },
     },
