@@ -41,7 +41,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (demo?.pid !== undefined && demo.exitCode === null) process.kill(-demo.pid, "SIGKILL");
+  // Only if the test did not stop it (npm ends by the SIGINT: a signalCode, no exitCode).
+  if (demo?.pid !== undefined && demo.exitCode === null && demo.signalCode === null) {
+    try {
+      process.kill(-demo.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
   await chrome?.close();
 });
 
