@@ -164,7 +164,7 @@ export function Histogram(props: { buckets: Bucket[]; title: string; color?: "ac
           },
         ],
         series: [
-          { label: "time", value: (_u, i) => (i === null ? "–" : (labels[i] ?? "")) },
+          { label: "range", value: (_u, i) => (i === null ? "–" : (labels[i] ?? "")) },
           {
             label: "jobs",
             fill: props.color === "ok" ? p.ok : p.accent,

@@ -177,7 +177,7 @@ export function LaneView(props: { lane: string }) {
           <section class="tiles" aria-label={`Jobs in ${lane.name}`}>
             {JOB_STATES.map((s) => (
               <div class={`tile tile-${s}`} key={s}>
-                <span class="tile-label">{s}</span>
+                <span class="tile-label cap">{s}</span>
                 <span class="tile-value">
                   <CountLink lane={lane} state={s} canList={can("list") === null} />
                 </span>
