@@ -218,6 +218,18 @@ function Shell(props: { config: PageConfig; signOut: (() => void) | null }) {
         </div>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
+        {state.error?.status === 401 ? (
+          <Notice kind="error">
+            The management API no longer accepts this session ({state.error.message}).{" "}
+            {props.signOut ? (
+              <button type="button" class="btn btn-plain btn-small" onClick={props.signOut}>
+                Sign in again
+              </button>
+            ) : props.config.auth.kind === "cookie" && props.config.auth.signInUrl !== null ? (
+              <a href={props.config.auth.signInUrl}>Sign in again</a>
+            ) : null}
+          </Notice>
+        ) : null}
         <View route={route} />
       </main>
     </>

@@ -59,7 +59,7 @@ export async function loadAssets(): Promise<Assets> {
     manifest = JSON.parse(await readFile(new URL("manifest.json", dir), "utf8"));
   } catch (error) {
     throw new Error(
-      `@tasklane/dashboard: its built files are missing (${dir.pathname}manifest.json); the package was published without its prepack build`,
+      `@tasklane/dashboard: its bundle is missing (${dir.pathname}manifest.json): in the repository, run npm run build:assets -w @tasklane/dashboard (npm pack runs it)`,
       { cause: error },
     );
   }

@@ -353,6 +353,19 @@ describe("the dashboard on Redis", () => {
     await screenshot(page, "redis-lane");
   });
 
+  it("says so when the token stops being accepted, and asks for one again", async () => {
+    TOKENS["short-lived"] = "write";
+    const page = await chrome.page();
+    await signIn(page, srv.ui, "short-lived");
+    delete TOKENS["short-lived"];
+    // The lanes are re-read every 5 s: the next read gets the 401.
+    await page.getByText("The management API no longer accepts this session").waitFor();
+    await page.getByRole("button", { name: "Sign in again" }).click();
+    await page.getByLabel("Token").fill("w-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("table", { name: "Lanes" }).waitFor();
+  });
+
   it("logged no errors in the browser", () => {
     expect(chrome.errors).toEqual([]);
   });
