@@ -89,13 +89,14 @@ export async function loadJobsPage(
 /** Which bulk actions a state offers, and their API verb. */
 const BULK: Record<
   JobState,
-  Array<{ verb: "retry" | "cancel" | "delete"; feature: Feature; label: string }>
+  Array<{ verb: "retry" | "cancel" | "delete" | "promote"; feature: Feature; label: string }>
 > = {
   waiting: [
     { verb: "cancel", feature: "cancel", label: "Cancel" },
     { verb: "delete", feature: "delete", label: "Delete" },
   ],
   delayed: [
+    { verb: "promote", feature: "promote", label: "Promote" },
     { verb: "cancel", feature: "cancel", label: "Cancel" },
     { verb: "delete", feature: "delete", label: "Delete" },
   ],
@@ -108,7 +109,15 @@ const BULK: Record<
   canceled: [{ verb: "delete", feature: "delete", label: "Delete" }],
 };
 
-const PAST: Record<string, string> = { retry: "retried", cancel: "canceled", delete: "deleted" };
+const PAST: Record<string, string> = {
+  retry: "retried",
+  cancel: "canceled",
+  delete: "deleted",
+  promote: "promoted",
+};
+
+/** Cancel and delete cannot be undone: they are confirmed first, even for a few selected jobs. */
+const DESTRUCTIVE = new Set(["cancel", "delete"]);
 
 function timeOf(job: Job, state: JobState): number {
   if (state === "delayed" || state === "waiting")
@@ -191,7 +200,20 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
   const reload = () => setGeneration((g) => g + 1);
   const path = `lanes/${encodeURIComponent(props.lane)}/jobs`;
 
-  const runBulk = async (verb: string, body: object, what: string) => {
+  const runBulk = async (verb: string, body: { ids: string[] }, what: string) => {
+    if (DESTRUCTIVE.has(verb)) {
+      const n = body.ids.length;
+      const ok = await confirm({
+        title: `${verb === "delete" ? "Delete" : "Cancel"} ${n} selected job${n === 1 ? "" : "s"}?`,
+        body:
+          verb === "delete"
+            ? "Deleted jobs cannot be brought back."
+            : "Canceled jobs do not run; a running one has its signal aborted.",
+        confirm: verb === "delete" ? "Delete" : "Cancel jobs",
+        danger: true,
+      });
+      if (!ok) return;
+    }
     try {
       const r = await api.send<BulkResult>("POST", `${path}/${verb}`, body);
       notify(`${fmtInt(r.changed)} of ${fmtInt(r.matched)} ${what} ${PAST[verb]}`);
@@ -209,7 +231,7 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
       title: `${verb[0]?.toUpperCase()}${verb.slice(1)} every ${props.state} job in ${props.lane}?`,
       body: `This ${verb === "retry" ? "puts" : "will"} ${verb === "retry" ? "" : `${verb} `}${lane?.countsExact === false ? "about " : ""}${fmtInt(total)} ${props.state} job${total === 1 ? "" : "s"}${verb === "retry" ? " back to waiting" : ""}: all of them, not only the ones this page shows${filtering ? " or the search matches" : ""}.${verb === "delete" ? " Deleted jobs cannot be brought back." : ""}`,
       confirm: `${verb[0]?.toUpperCase()}${verb.slice(1)} all`,
-      danger: verb !== "retry",
+      danger: DESTRUCTIVE.has(verb),
     });
     if (!ok) return;
     let changed = 0;

@@ -266,6 +266,29 @@ describe("the dashboard on Redis", () => {
     );
   });
 
+  it("deletes selected jobs after a confirmation, leaving the others", async () => {
+    const jobs = await other.publishMany(
+      report,
+      ["sel-1", "sel-2", "sel-3"].map((day) => ({ payload: { day } })),
+    );
+    const page = await chrome.page();
+    await signIn(page, `${srv.ui}#/lanes/low/jobs/waiting?q=sel-`, "w-token");
+    for (const { id } of jobs.slice(0, 2)) {
+      await page.getByRole("checkbox", { name: `Select job ${id}` }).check();
+    }
+    await page.getByRole("button", { name: "Delete selected" }).click();
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.getByRole("heading").textContent()).toBe("Delete 2 selected jobs?");
+    await dialog.getByRole("button", { name: "Delete" }).click();
+    await waitFor(async () => {
+      const [a, b, c] = await Promise.all(jobs.map(({ id }) => other.lane("low").get(id)));
+      return a === undefined && b === undefined && c?.state === "waiting";
+    }, "the two selected jobs deleted, the third left");
+    await page
+      .getByRole("checkbox", { name: `Select job ${jobs[0]?.id}` })
+      .waitFor({ state: "detached" });
+  });
+
   it("pauses and resumes a lane", async () => {
     const page = await chrome.page();
     await signIn(page, srv.ui, "w-token");
