@@ -51,6 +51,7 @@ const PACKAGES = [
   "adapter-redis",
   "adapter-sqs",
   "http",
+  "dashboard",
   "cli",
 ];
 
@@ -77,6 +78,7 @@ const ALONE: Record<string, string[]> = {
   "@tasklane/cli": [],
   // Express and Fastify are optional peers of their mounts
   "@tasklane/http": [],
+  "@tasklane/dashboard": [],
 };
 
 /** Warnings that mean a broken install, though npm exits 0. */

@@ -332,6 +332,10 @@ export const InfoSchema = z
       name: z.string(),
       capabilities: z.record(z.string(), z.union([z.boolean(), z.number()])),
     }),
+    scope: z.enum(["read", "write"]).meta({
+      description:
+        "What authorize granted this caller: write (includes read) or read; a client offers writes only with write",
+    }),
     lanes: z.array(z.string()),
     tasks: z.array(z.string()),
     notYetSupported: z.array(z.string()).meta({

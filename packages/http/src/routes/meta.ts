@@ -39,6 +39,7 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
       c.json(
         {
           adapter: { name: tl.adapter.name, capabilities: { ...caps } },
+          scope: ctx.scopeOf(c.req.raw) ?? "read",
           lanes: [...ctx.lanes.keys()],
           tasks: [...ctx.tasks.keys()],
           notYetSupported: [...NOT_YET_SUPPORTED],
