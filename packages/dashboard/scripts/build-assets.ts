@@ -82,9 +82,10 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(basename(process.a
     join(out, "manifest.json"),
     `${JSON.stringify({ ...manifest, files: names }, null, 2)}\n`,
   );
+  // stderr: `npm pack --json` runs this as prepack, and its stdout must stay JSON
   for (const file of files.filter((f) => !f.name.endsWith(".map"))) {
     const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-    console.log(
+    console.error(
       `dist/assets/${file.name}: ${kb(file.contents.length)}, gzip ${kb(gzipSize(file.contents))}`,
     );
   }
