@@ -10,7 +10,7 @@
  */
 import type { JobError, LockStatus, NackItem } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
-import { CanceledError, LockLostError, UnrecoverableError } from "../errors.ts";
+import { CanceledError, LockLostError, MovedError, UnrecoverableError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import { backoffMs } from "../retry.ts";
 import type { RandomSource } from "../selectors/selector.ts";
@@ -19,6 +19,7 @@ import { abortHeld, type HeldJob } from "./held-job.ts";
 import type { HeldJobs } from "./held-jobs.ts";
 import { toJobError } from "./job-error.ts";
 import type { LaneState } from "./lane-state.ts";
+import { ackItemOf, withReport } from "./report-buffer.ts";
 
 /** How a held job ended, as far as this worker decides it. */
 export type Ending =
@@ -65,7 +66,11 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     h.settled = true;
     const ref = { lane: h.lane.config.name, jobId: h.job.id, task: h.job.task };
     const reason =
-      status === "canceled" ? new CanceledError(h.job.id) : new LockLostError(h.job.id);
+      status === "canceled"
+        ? new CanceledError(h.job.id)
+        : status === "put"
+          ? new MovedError(h.job.id)
+          : new LockLostError(h.job.id);
     if (!answered) abortHeld(h, reason, clock);
     if (status === "canceled") events.emit("canceled", ref);
     else {
@@ -142,7 +147,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         ls,
         p.acks,
         self,
-        (b) => ls.store.ack(b.map((h) => h.job.lock)),
+        (b) => ls.store.ack(b.map(ackItemOf)),
         (h) =>
           events.emit("succeeded", {
             lane,
@@ -157,7 +162,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         ls,
         p.nacks,
         (n) => n.h,
-        (b) => ls.store.nack(b.map((n) => n.item)),
+        (b) => ls.store.nack(b.map((n) => withReport(n.item, n.h))),
         ({ h, item }) => {
           const ref = {
             lane,
@@ -175,7 +180,10 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         ls,
         p.releases,
         self,
-        (b) => ls.store.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
+        (b) =>
+          ls.store.release(
+            b.map((h) => withReport({ lock: h.job.lock, uncounted: true as const }, h)),
+          ),
         () => {},
         "release",
       ),

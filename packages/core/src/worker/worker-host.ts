@@ -18,6 +18,8 @@ export interface WorkerHost {
   readonly events: TasklaneEventBus;
   /** The tasks the worker can run, by name. */
   readonly tasks: ReadonlyMap<string, AnyTask>;
+  /** Largest encoded handler return value, bytes (the client's `maxResultBytes`). */
+  readonly maxResultBytes: number;
   /** Every configured lane, by config name. */
   readonly configs: ReadonlyMap<string, LaneConfig>;
   /** A fresh selector: built-in selectors keep per-worker state. */
