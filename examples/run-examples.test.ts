@@ -2,7 +2,8 @@
  * The examples, run the way the README says (`npm run example:…`, `npm run demo`), as real
  * processes on real backends: the HTTP service keeps every job it accepted through a
  * SIGTERM sent to the process the command starts, adapter-from-env.ts checks each
- * backend, and the demo's output agrees with itself.
+ * backend, the demo's output agrees with itself, and operator.ts gets every answer it
+ * expects.
  *
  *   npx vitest run --project examples   # starts its own redis-server and fauxqs
  */
@@ -297,4 +298,18 @@ describe("examples/demo.ts", () => {
       expect(demo.lines.some((l) => l.startsWith(`${name}  `))).toBe(true);
     }
   }, 60_000);
+});
+
+describe("examples/operator.ts", () => {
+  it("answers every operator question as expected, then exits 0", async () => {
+    const tour = runExample("example:operator", {});
+    expect(await finished(tour)).toEqual({ code: 0, signal: null });
+    expect(tour.lines.at(-1)).toBe("every answer as expected");
+    expect(tour.lines.find((l) => l.startsWith("result:"))).toBe(
+      "result: cat-320.png, 13440 bytes",
+    );
+    expect(tour.lines.find((l) => l.startsWith("expiry:"))).toBe(
+      "expiry: expired; expired in lane slow: 1",
+    );
+  });
 });
