@@ -74,10 +74,13 @@ export async function tasklaneSystem(
   tl.events.on("error", () => {});
   let worker: Worker | undefined;
   const extra = operator ? { tags: operator.tags, expiresInMs: operator.expiresInMs } : {};
-  const item = (job: BenchJob) =>
-    job.priority === undefined
-      ? { payload: { i: job.i }, ...extra }
-      : { payload: { i: job.i }, priority: job.priority, ...extra };
+  // Without the operator features the items are exactly what they were before them.
+  const item = operator
+    ? (job: BenchJob) => ({ payload: { i: job.i }, priority: job.priority ?? 0, ...extra })
+    : (job: BenchJob) =>
+        job.priority === undefined
+          ? { payload: { i: job.i } }
+          : { payload: { i: job.i }, priority: job.priority };
   await tl.lane(laneName).probe();
   return {
     async publish(job) {
