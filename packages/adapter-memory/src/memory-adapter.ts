@@ -111,9 +111,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
     closed: false,
     handedSinceYield: 0,
     lanes,
-    get watching() {
-      return watchers.size > 0;
-    },
+    watching: false,
     finished(lane, jobId, state) {
       const set = watchers.get(`${lane}\n${jobId}`);
       if (set === undefined) return;
@@ -197,6 +195,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
         }
         set.add(wrapped);
       }
+      shared.watching = watchers.size > 0;
       return async () => {
         for (const key of keys) {
           const set = watchers.get(key);
@@ -204,6 +203,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
           set.delete(wrapped);
           if (set.size === 0) watchers.delete(key);
         }
+        shared.watching = watchers.size > 0;
       };
     },
 
@@ -245,6 +245,7 @@ export function createMemoryAdapter(options: MemoryAdapterOptions = {}): MemoryA
       listeners.clear();
       lifecycleListeners.clear();
       watchers.clear();
+      shared.watching = false;
       for (const lane of lanes.values()) lane.shutdown();
     },
   };

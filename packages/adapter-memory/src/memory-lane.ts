@@ -125,7 +125,7 @@ export interface AdapterShared {
   /** A lifecycle event (or a cancel of a job nobody holds), delivered after the operation. */
   report(type: LifecycleEventType | "canceled", lane: string, jobId: string): void;
   /** True while any job is watched (`watch`): only then do lanes report finishes. */
-  readonly watching: boolean;
+  watching: boolean;
   /** A job finished or left its lane: tell its watchers, after the operation. */
   finished(lane: string, jobId: string, state: JobFinishedEvent["state"]): void;
   /** The lanes of this adapter, to check a move's target. */
