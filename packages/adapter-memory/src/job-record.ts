@@ -1,4 +1,4 @@
-import type { JobError, JobLogLine, JobState, NewJob } from "@tasklane/core/adapter";
+import type { JobError, JobState, NewJob } from "@tasklane/core/adapter";
 
 /**
  * A node of an intrusive, circular, doubly linked list. Job records are nodes; so are each
@@ -17,31 +17,6 @@ export class ListNode {
     this.next = this;
     this.isJob = isJob;
   }
-}
-
-/**
- * What only the operator features store about a job: absent (one field, undefined) for a
- * job that uses none of them, so the common job costs nothing more.
- */
-export interface JobExtra {
-  tags: string[] | undefined;
-  /** When the job expires unstarted (NewJob.expiresAt). */
-  expiresAt: number | undefined;
-  result: string | undefined;
-  progress: string | undefined;
-  logs: JobLogLine[] | undefined;
-  logsDropped: number;
-}
-
-export function newExtra(): JobExtra {
-  return {
-    tags: undefined,
-    expiresAt: undefined,
-    result: undefined,
-    progress: undefined,
-    logs: undefined,
-    logsDropped: 0,
-  };
 }
 
 /** Everything the memory adapter stores about one job. Mutated in place on every transition. */
@@ -66,6 +41,10 @@ export class JobRecord extends ListNode {
   token = "";
   /** Lease end of the current reservation (meaningful while active). */
   expiresAt = 0;
+  /**
+   * Start of the current reservation while active (run-time stats); while delayed, when
+   * it became delayed (its `changedAt`): a delayed job has no reservation to time.
+   */
   reservedAt = 0;
   finishedAt: number | undefined = undefined;
   /** True when the job was canceled while active: its holder gets "canceled", not "lost". */
@@ -81,10 +60,6 @@ export class JobRecord extends ListNode {
   /** Neighbours in the lease index's list (while active there). */
   leasePrev: JobRecord | undefined = undefined;
   leaseNext: JobRecord | undefined = undefined;
-  /** When it last entered the delayed state (its `changedAt` while delayed). */
-  delayedAt = 0;
-  /** Tags, expiry, result, progress and logs: undefined until one is used. */
-  extra: JobExtra | undefined = undefined;
 
   constructor(job: NewJob, seq: number, state: JobState, dueAt: number) {
     super(true);
@@ -98,20 +73,13 @@ export class JobRecord extends ListNode {
     this.seq = seq;
     this.state = state;
     this.dueAt = dueAt;
-    if (job.tags !== undefined || job.expiresAt !== undefined) {
-      const extra = newExtra();
-      if (job.tags !== undefined && job.tags.length > 0) extra.tags = [...job.tags];
-      if (typeof job.expiresAt === "number" && Number.isFinite(job.expiresAt)) {
-        extra.expiresAt = job.expiresAt;
-      }
-      this.extra = extra;
-    }
   }
 
   /**
    * A new record of the same job, in `state`: what a re-keyed waiting job (new priority,
    * promoted) or a moved job becomes. The old record is dead from then on, which keeps the
-   * lazy heaps' rule that a stale entry never comes back to life (heap.ts).
+   * lazy heaps' rule that a stale entry never comes back to life (heap.ts). Its extras
+   * (extras.ts) move with it by the lane's hand.
    */
   static copy(rec: JobRecord, seq: number, state: JobState, dueAt: number): JobRecord {
     const job: NewJob = {
@@ -131,8 +99,6 @@ export class JobRecord extends ListNode {
     c.finishedAt = rec.finishedAt;
     c.error = rec.error;
     c.history = rec.history;
-    c.delayedAt = rec.delayedAt;
-    c.extra = rec.extra;
     return c;
   }
 }

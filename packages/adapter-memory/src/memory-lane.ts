@@ -71,6 +71,7 @@ import {
   type TimerHandle,
 } from "@tasklane/core/adapter";
 import { ExpiryIndex } from "./expiry-index.ts";
+import { Extras, type JobExtra } from "./extras.ts";
 import { FailureGroups } from "./failure-groups.ts";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
@@ -192,6 +193,8 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly expiring = new ExpiryIndex();
   private readonly failureGroups = new FailureGroups();
   private readonly parked = new ParkedCursors();
+  /** Tags, expiry, result, progress and logs, for the jobs that have any. */
+  private readonly extras = new Extras();
   private putSeq = 0;
   private tokenSeq = 0;
   private entrySeq = 0;
@@ -268,11 +271,13 @@ export class MemoryLaneImpl implements MemoryLane {
     this.byId.set(rec.id, rec);
     this.enter(rec);
     if (isDelayed) {
-      rec.delayedAt = now;
+      rec.reservedAt = now;
       this.pushDelayed(rec);
     } else this.pushReady(rec);
-    const expiresAt = rec.extra?.expiresAt;
-    if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
+    if (job.tags !== undefined || job.expiresAt !== undefined) {
+      const expiresAt = this.extras.fromJob(rec, job)?.expiresAt;
+      if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
+    }
     this.note(rec, now, "published");
   }
 
@@ -397,7 +402,7 @@ export class MemoryLaneImpl implements MemoryLane {
       this.leases.remove(rec);
       addSample(this.dayStats(now).run, now - rec.reservedAt);
       // A plain lock carries neither: one check each for the common ack.
-      if (lock.result !== undefined) keepResult(rec, lock.result);
+      if (lock.result !== undefined) keepResult(this.extras, rec, lock.result);
       if (lock.report !== undefined) this.storeReport(rec, lock.report);
       this.finish(rec, "succeeded", now);
       this.note(rec, now, "succeeded");
@@ -435,7 +440,7 @@ export class MemoryLaneImpl implements MemoryLane {
         if (this.expiredBy(rec, now)) this.expire(rec, now);
         else if (runAt > now) {
           this.setState(rec, "delayed");
-          rec.delayedAt = now;
+          rec.reservedAt = now;
           this.pushDelayed(rec);
         } else {
           this.setState(rec, "waiting");
@@ -664,7 +669,8 @@ export class MemoryLaneImpl implements MemoryLane {
     rec.stalls = 0;
     rec.finishedAt = undefined;
     // Retried by hand: an operator wants it run, whatever its expiry said.
-    if (rec.extra !== undefined) rec.extra.expiresAt = undefined;
+    const extra = this.extras.get(rec);
+    if (extra !== undefined) extra.expiresAt = undefined;
     rec.dueAt = now;
     this.setState(rec, "waiting");
     this.pushReady(rec);
@@ -730,7 +736,9 @@ export class MemoryLaneImpl implements MemoryLane {
   }
 
   private storeReport(rec: JobRecord, report: JobReport): void {
-    if (applyReport(rec, report, this.logLimit)) this.shared.report("progress", this.name, rec.id);
+    if (applyReport(this.extras, rec, report, this.logLimit)) {
+      this.shared.report("progress", this.name, rec.id);
+    }
   }
 
   /**
@@ -776,7 +784,10 @@ export class MemoryLaneImpl implements MemoryLane {
         budget--;
         const rec = node as JobRecord;
         pos.after = rec.entrySeq;
-        if (matches(rec, filter)) jobs.push(summary ? summaryOf(rec, this.name) : this.info(rec));
+        const extra = this.extras.get(rec);
+        if (matches(rec, filter, extra)) {
+          jobs.push(summary ? summaryOf(rec, this.name, extra) : this.info(rec));
+        }
       }
       if (more) {
         if (parked !== undefined) list.moveCursorBefore(parked.node, node);
@@ -813,7 +824,9 @@ export class MemoryLaneImpl implements MemoryLane {
         continue;
       }
       for (let node = list.root.next; node !== list.root; node = node.next) {
-        if (node.isJob && matches(node as JobRecord, filter)) n++;
+        if (!node.isJob) continue;
+        const rec = node as JobRecord;
+        if (matches(rec, filter, this.extras.get(rec))) n++;
       }
     }
     return n;
@@ -865,7 +878,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.lists.waiting.replace(rec, copy);
     this.byId.set(copy.id, copy);
     this.pushReady(copy);
-    const expiresAt = copy.extra?.expiresAt;
+    const expiresAt = this.extras.move(rec, copy)?.expiresAt;
     if (expiresAt !== undefined) this.expiring.push(expiresAt, copy);
     return copy;
   }
@@ -889,7 +902,7 @@ export class MemoryLaneImpl implements MemoryLane {
         this.byId.set(copy.id, copy);
         this.enter(copy);
         this.pushReady(copy);
-        const expiresAt = copy.extra?.expiresAt;
+        const expiresAt = this.extras.move(rec, copy)?.expiresAt;
         if (expiresAt !== undefined) this.expiring.push(expiresAt, copy);
         this.note(copy, now, "promoted");
         promoted = true;
@@ -947,8 +960,9 @@ export class MemoryLaneImpl implements MemoryLane {
         this.leases.remove(rec);
         taken.push(rec.id);
       }
+      const extra = this.extras.get(rec);
       this.drop(rec);
-      target.adopt(rec, this.name, now);
+      target.adopt(rec, extra, this.name, now);
       if (this.shared.watching) this.shared.finished(this.name, rec.id, "moved");
     }
     if (moving.length > 0) {
@@ -962,7 +976,7 @@ export class MemoryLaneImpl implements MemoryLane {
   }
 
   /** Take in a job moved from lane `from`: the same id and history, due as it was. */
-  private adopt(rec: JobRecord, from: string, now: number): void {
+  private adopt(rec: JobRecord, extra: JobExtra | undefined, from: string, now: number): void {
     const delayed = rec.state === "delayed" && rec.dueAt > now;
     const dueAt = rec.state === "waiting" || delayed ? rec.dueAt : now;
     const copy = JobRecord.copy(rec, this.putSeq++, delayed ? "delayed" : "waiting", dueAt);
@@ -975,16 +989,17 @@ export class MemoryLaneImpl implements MemoryLane {
       copy.attempt = 0;
       copy.stalls = 0;
       copy.finishedAt = undefined;
-      if (copy.extra !== undefined) copy.extra.expiresAt = undefined;
+      if (extra !== undefined) extra.expiresAt = undefined;
     }
     this.byId.set(copy.id, copy);
     this.enter(copy);
     if (delayed) {
-      copy.delayedAt = now;
+      copy.reservedAt = now;
       this.pushDelayed(copy);
     } else this.pushReady(copy);
+    if (extra !== undefined) this.extras.set(copy, extra);
     this.note(copy, now, "moved", from);
-    const expiresAt = copy.extra?.expiresAt;
+    const expiresAt = extra?.expiresAt;
     if (expiresAt === undefined) return;
     if (expiresAt <= now) this.expire(copy, now);
     else this.expiring.push(expiresAt, copy);
@@ -1044,7 +1059,7 @@ export class MemoryLaneImpl implements MemoryLane {
 
   /** Whether the job's expiry has come: it must never be handed out again. */
   private expiredBy(rec: JobRecord, now: number): boolean {
-    const at = rec.extra?.expiresAt;
+    const at = this.extras.get(rec)?.expiresAt;
     return at !== undefined && at <= now;
   }
 
@@ -1169,6 +1184,7 @@ export class MemoryLaneImpl implements MemoryLane {
     if (rec.state === "failed") this.failureGroups.leave(rec);
     this.lists[rec.state].remove(rec);
     this.byId.delete(rec.id);
+    this.extras.delete(rec);
   }
 
   private applyRetention(now: number): void {
@@ -1245,7 +1261,7 @@ export class MemoryLaneImpl implements MemoryLane {
     if (rec.finishedAt !== undefined) info.finishedAt = rec.finishedAt;
     if (rec.error !== undefined) info.error = copyError(rec.error);
     info.changedAt = changedAtOf(rec);
-    const extra = rec.extra;
+    const extra = this.extras.get(rec);
     if (extra !== undefined) {
       if (extra.tags !== undefined) info.tags = [...extra.tags];
       if (extra.expiresAt !== undefined) info.expiresAt = extra.expiresAt;

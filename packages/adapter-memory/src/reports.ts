@@ -1,21 +1,23 @@
 import type { JobReport } from "@tasklane/core/adapter";
-import { type JobRecord, newExtra } from "./job-record.ts";
+import type { Extras } from "./extras.ts";
+import type { JobRecord } from "./job-record.ts";
 
 /**
  * Store a job's report: the progress replaces the stored one, log lines are appended and
  * the log keeps its last `logLimit` lines, counting the ones dropped (with those the
  * worker dropped before sending). Returns whether anything was stored.
  */
-export function applyReport(rec: JobRecord, report: JobReport, logLimit: number): boolean {
+export function applyReport(
+  extras: Extras,
+  rec: JobRecord,
+  report: JobReport,
+  logLimit: number,
+): boolean {
   const { progress, logs, logsDropped } = report;
   const hasLogs = Array.isArray(logs) && logs.length > 0;
   const dropped = typeof logsDropped === "number" && logsDropped > 0 ? logsDropped : 0;
   if (progress === undefined && !hasLogs && dropped === 0) return false;
-  let extra = rec.extra;
-  if (extra === undefined) {
-    extra = newExtra();
-    rec.extra = extra;
-  }
+  const extra = extras.of(rec);
   if (typeof progress === "string") extra.progress = progress;
   extra.logsDropped += dropped;
   if (hasLogs) {
@@ -34,11 +36,6 @@ export function applyReport(rec: JobRecord, report: JobReport, logLimit: number)
 }
 
 /** Keep the handler's encoded result with a succeeded job. */
-export function keepResult(rec: JobRecord, result: string): void {
-  let extra = rec.extra;
-  if (extra === undefined) {
-    extra = newExtra();
-    rec.extra = extra;
-  }
-  extra.result = result;
+export function keepResult(extras: Extras, rec: JobRecord, result: string): void {
+  extras.of(rec).result = result;
 }

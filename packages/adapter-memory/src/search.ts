@@ -5,7 +5,8 @@ import {
   type JobState,
   type JobSummary,
 } from "@tasklane/core/adapter";
-import type { JobRecord } from "./job-record.ts";
+import type { JobExtra } from "./extras.ts";
+import type { JobRecord, ListNode } from "./job-record.ts";
 import type { StateList } from "./state-list.ts";
 
 /** When the job entered its current state. */
@@ -15,7 +16,7 @@ export function changedAtOf(rec: JobRecord): number {
       // When it became due: its put, its runAt, the end of a stalled lease, a release…
       return rec.dueAt;
     case "delayed":
-      return rec.delayedAt;
+      return rec.reservedAt;
     case "active":
       return rec.reservedAt;
     default:
@@ -24,9 +25,9 @@ export function changedAtOf(rec: JobRecord): number {
 }
 
 /** Whether a job (in one of the filter's states) meets the filter's other conditions. */
-export function matches(rec: JobRecord, filter: JobFilter): boolean {
+export function matches(rec: JobRecord, filter: JobFilter, extra: JobExtra | undefined): boolean {
   if (filter.task !== undefined && rec.task !== filter.task) return false;
-  if (filter.tag !== undefined && !(rec.extra?.tags?.includes(filter.tag) ?? false)) return false;
+  if (filter.tag !== undefined && !(extra?.tags?.includes(filter.tag) ?? false)) return false;
   if (filter.errorName !== undefined && rec.error?.name !== filter.errorName) return false;
   if (filter.since !== undefined || filter.until !== undefined) {
     const at = changedAtOf(rec);
@@ -77,7 +78,7 @@ const MAX_PARKED = 1_000;
 
 export interface Parked {
   list: StateList;
-  node: import("./job-record.ts").ListNode;
+  node: ListNode;
 }
 
 /**
@@ -95,7 +96,7 @@ export class ParkedCursors {
     return p !== undefined && p.list === list ? p : undefined;
   }
 
-  park(list: StateList, node: import("./job-record.ts").ListNode): number {
+  park(list: StateList, node: ListNode): number {
     if (this.byHandle.size >= MAX_PARKED) {
       const [oldest] = this.byHandle.keys();
       if (oldest !== undefined) this.release(oldest);
@@ -114,7 +115,7 @@ export class ParkedCursors {
 }
 
 /** A job without its bulky parts (fields "summary"). */
-export function summaryOf(rec: JobRecord, lane: string): JobSummary {
+export function summaryOf(rec: JobRecord, lane: string, extra: JobExtra | undefined): JobSummary {
   const s: JobSummary = {
     id: rec.id,
     lane,
@@ -130,7 +131,6 @@ export function summaryOf(rec: JobRecord, lane: string): JobSummary {
   if (rec.error !== undefined) {
     s.error = { name: rec.error.name, message: rec.error.message, reason: rec.error.reason };
   }
-  const extra = rec.extra;
   if (extra?.tags !== undefined) s.tags = [...extra.tags];
   if (extra?.expiresAt !== undefined) s.expiresAt = extra.expiresAt;
   return s;

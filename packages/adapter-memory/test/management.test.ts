@@ -99,6 +99,7 @@ describe("get, list, counts, retention, history, stats", () => {
       succeeded: 0,
       failed: 0,
       canceled: 0,
+      expired: 0,
     });
   });
 
