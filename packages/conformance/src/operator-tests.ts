@@ -274,6 +274,40 @@ export function registerOperatorTests(get: () => Harness, _options: ConformanceO
         }
       });
 
+      it("watch reports a watched job deleted or moved out of its lane", async (ctx) => {
+        const h = get();
+        needs(h, ctx, "waitFor");
+        if (!h.caps.delete && !h.caps.move)
+          ctx.skip(`${h.adapter.name} lacks capability delete, move`);
+        const q = await h.freshLane();
+        const other = await h.freshLane();
+        const [a, b] = [h.job(), h.job()];
+        await q.put([a, b]);
+        const events: JobFinishedEvent[] = [];
+        const stop = await h.adapter.watch?.(
+          [
+            { lane: q.name, jobId: a.id },
+            { lane: q.name, jobId: b.id },
+          ],
+          (e) => events.push(e),
+        );
+        try {
+          const want: JobFinishedEvent[] = [];
+          if (h.caps.delete) {
+            expect(await q.delete?.([a.id])).toBe(1);
+            want.push({ lane: q.name, jobId: a.id, state: "deleted" });
+          }
+          if (h.caps.move) {
+            expect(await q.move?.([b.id], other)).toEqual(["moved"]);
+            want.push({ lane: q.name, jobId: b.id, state: "moved" });
+          }
+          await h.waitFor(() => events.length >= want.length, "the events");
+          expect(events).toEqual(want);
+        } finally {
+          await stop?.();
+        }
+      });
+
       it("sees a job that finished before the waiter subscribed", async (ctx) => {
         const h = get();
         needs(h, ctx, "waitFor", "results", "get");
@@ -537,6 +571,55 @@ export function registerOperatorTests(get: () => Harness, _options: ConformanceO
         expect(done?.logsDropped).toBe(451);
         // The last report rode on the ack: still one report call.
         expect(calls.get("report")?.length).toBe(1);
+      });
+
+      it("reports progress, expired and moved to lifecycle subscribers", async (ctx) => {
+        const h = get();
+        needs(h, ctx, "subscribe", "lifecycleEvents");
+        if (!h.caps.reports && !h.caps.expiry && !h.caps.move) {
+          ctx.skip(`${h.adapter.name} lacks capability reports, expiry, move`);
+        }
+        const q = await h.freshLane();
+        const target = await h.freshLane();
+        const seen: AdapterEvent[] = [];
+        const stop = await h.adapter.subscribe?.((e) => {
+          if (
+            (e.lane === q.name || e.lane === target.name) &&
+            ["progress", "expired", "moved"].includes(e.type)
+          ) {
+            seen.push(e);
+          }
+        });
+        try {
+          const want: AdapterEvent[] = [];
+          if (h.caps.reports) {
+            const job = h.job();
+            await q.put([job]);
+            const [held] = await h.reserveAll(q, 1, 30 * h.unit);
+            expect(await q.report?.([{ lock: (held as ReservedJob).lock, progress: "1" }])).toEqual(
+              ["ok"],
+            );
+            want.push({ type: "progress", lane: q.name, jobId: job.id });
+          }
+          if (h.caps.expiry) {
+            const job = h.job({ expiresAt: h.now() + h.unit });
+            await q.put([job]);
+            await h.pass(2 * h.unit);
+            // Swept before anything is handed out.
+            expect((await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+            want.push({ type: "expired", lane: q.name, jobId: job.id });
+          }
+          if (h.caps.move) {
+            const job = h.job();
+            await q.put([job]);
+            expect(await q.move?.([job.id], target)).toEqual(["moved"]);
+            want.push({ type: "moved", lane: target.name, jobId: job.id });
+          }
+          await h.waitFor(() => seen.length >= want.length, "the lifecycle events");
+          expect(seen).toEqual(want);
+        } finally {
+          await stop?.();
+        }
       });
 
       it("bounds progress (typed error) and cuts a long log line with a marker", async (ctx) => {
