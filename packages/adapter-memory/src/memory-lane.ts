@@ -809,6 +809,7 @@ export class MemoryLaneImpl implements MemoryLane {
 
   async count(filter: JobFilter): Promise<number> {
     this.check();
+    const states = statesOf(filter);
     this.maintain(this.clock.now());
     const plain =
       filter.task === undefined &&
@@ -817,7 +818,7 @@ export class MemoryLaneImpl implements MemoryLane {
       filter.since === undefined &&
       filter.until === undefined;
     let n = 0;
-    for (const state of statesOf(filter)) {
+    for (const state of states) {
       const list = this.lists[state];
       if (plain) {
         n += list.size;

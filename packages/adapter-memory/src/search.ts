@@ -37,9 +37,16 @@ export function matches(rec: JobRecord, filter: JobFilter, extra: JobExtra | und
   return true;
 }
 
-/** The states a filter visits, in listing order. */
+/** The states a filter visits, in listing order; ConfigError for a state that is none. */
 export function statesOf(filter: JobFilter): readonly JobState[] {
-  return filter.state === undefined ? JOB_STATES : [filter.state];
+  if (typeof filter !== "object" || filter === null) {
+    throw new ConfigError("filter", filter, "must be an object");
+  }
+  if (filter.state === undefined) return JOB_STATES;
+  if (!JOB_STATES.includes(filter.state)) {
+    throw new ConfigError("filter.state", filter.state, `must be one of ${JOB_STATES.join(", ")}`);
+  }
+  return [filter.state];
 }
 
 /**

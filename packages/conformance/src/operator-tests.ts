@@ -767,6 +767,10 @@ export function registerOperatorTests(get: () => Harness, _options: ConformanceO
         const stayed = [...originals].filter((id) => !removed.has(id));
         expect(listed.filter((id) => originals.has(id)).sort()).toEqual(stayed.sort());
         await expect(q.listPage?.({}, "not-a-cursor")).rejects.toBeInstanceOf(ConfigError);
+        await expect(q.listPage?.({ state: "lost" as "waiting" })).rejects.toBeInstanceOf(
+          ConfigError,
+        );
+        await expect(q.count?.({ state: "lost" as "waiting" })).rejects.toBeInstanceOf(ConfigError);
       });
 
       it("client: tags at publish, list and count by filter, refusing bad filters", async (ctx) => {
