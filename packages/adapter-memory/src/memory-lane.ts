@@ -665,6 +665,7 @@ export class MemoryLaneImpl implements MemoryLane {
   }
 
   private retry(rec: JobRecord, now: number): void {
+    this.failureGroups.leave(rec);
     rec.attempt = 0;
     rec.stalls = 0;
     rec.finishedAt = undefined;
@@ -1167,16 +1168,17 @@ export class MemoryLaneImpl implements MemoryLane {
 
   /** Move between state lists (the caller keeps the heaps right). */
   private setState(rec: JobRecord, state: JobState): void {
-    if (rec.state === "failed") this.failureGroups.leave(rec);
+    // Kept this small (reserve inlines it): a failed job joins its failure group in
+    // finish, and leaves it in retry and drop, the only ways out of the failed state.
     this.lists[rec.state].remove(rec);
     rec.state = state;
     this.enter(rec);
-    if (state === "failed") this.failureGroups.join(rec);
   }
 
   private finish(rec: JobRecord, state: FinishedState, now: number): void {
     rec.finishedAt = now;
     this.setState(rec, state);
+    if (state === "failed") this.failureGroups.join(rec);
     if (this.shared.watching) this.shared.finished(this.name, rec.id, state);
   }
 

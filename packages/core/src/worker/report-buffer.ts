@@ -79,6 +79,8 @@ export function takeReport(h: HeldJob): JobReport | undefined {
 
 /** The job's ack item: its bare lock unless it leaves a result or a report behind. */
 export function ackItemOf(h: HeldJob): AckItem {
+  // The common ack: a job that reported nothing and returned nothing sends its lock.
+  if (h.result === undefined && h.report === undefined) return h.job.lock;
   const report = takeReport(h);
   if (h.result === undefined && report === undefined) return h.job.lock;
   const item: AckItem = { ...h.job.lock };
@@ -89,6 +91,7 @@ export function ackItemOf(h: HeldJob): AckItem {
 
 /** A nack or release item with the job's last report, when it has one. */
 export function withReport<T extends NackItem | ReleaseItem>(item: T, h: HeldJob): T {
+  if (h.report === undefined) return item;
   const report = takeReport(h);
   return report === undefined ? item : { ...item, report };
 }
