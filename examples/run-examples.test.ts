@@ -213,6 +213,8 @@ describe("examples/http-service.ts", () => {
       const check = runExample("example:env", { TASKLANE_BACKEND: "redis", REDIS_URL: redis.url });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
+      // The operator features, until the scripts have them.
+      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bresults\b.*\bexpiry$/);
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
@@ -225,7 +227,9 @@ describe("examples/adapter-from-env.ts", () => {
     expect(check.lines).toEqual([
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
-      expect.stringMatching(/^can: {5}exactCounts, priorities, .*, maxConcurrency$/),
+      expect.stringMatching(
+        /^can: {5}exactCounts, priorities, .*, maxConcurrency, results, .*, expiry$/,
+      ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
     ]);
@@ -250,7 +254,7 @@ describe("examples/adapter-from-env.ts", () => {
       });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: sqs (${sqs.endpoint})`);
-      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b/);
+      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry$/);
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
