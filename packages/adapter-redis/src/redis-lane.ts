@@ -16,6 +16,7 @@ import {
   type LockStatus,
   type NackItem,
   type NewJob,
+  type OperatorLaneMethod,
   type PutResult,
   type ReleaseItem,
   type ReservedJob,
@@ -32,7 +33,7 @@ import { type LaneKeys, laneKeys } from "./keys.ts";
 import { MAX_BY_REF_JOBS, newCallRef, packJobs } from "./put-batch.ts";
 import { runCall, SCRIPTS, ScriptCall, type ScriptName } from "./scripts.ts";
 
-const STATE_CODES: Record<JobState, number> = {
+const STATE_CODES: Partial<Record<JobState, number>> = {
   waiting: 1,
   delayed: 2,
   active: 3,
@@ -60,8 +61,11 @@ interface QueuedPut {
 /** The reason a job whose stored text does not parse is handed out as malformed. */
 const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
 
-/** A Redis lane: every method of the contract, optional ones included. */
-export class RedisLane implements Required<LaneStore> {
+/**
+ * A Redis lane: every method of the contract, optional ones included, but the operator
+ * features' (their capabilities are false until the scripts have them).
+ */
+export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> {
   readonly name: string;
   private readonly shared: AdapterShared;
   private readonly keys: LaneKeys;

@@ -140,6 +140,23 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     history: false,
     retention: false,
     maxConcurrency: false,
+    // The operator features: SQS keeps no job after it is deleted, cannot find a message
+    // by id, search, re-order or move one, and has no place to store anything beside the
+    // message. results, waitFor, reports, tags, search, failureGroups, changePriority,
+    // promote, move and expiry are out of reach for good. The worker registry is not:
+    // it needs a store beside SQS (workers could register elsewhere), so it is off until
+    // someone wants it.
+    results: false,
+    waitFor: false,
+    reports: false,
+    tags: false,
+    search: false,
+    failureGroups: false,
+    workers: false,
+    changePriority: false,
+    promote: false,
+    move: false,
+    expiry: false,
   };
 }
 

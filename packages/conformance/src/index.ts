@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
+import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
 import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
@@ -36,5 +37,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerLaneTests(harness, options);
     registerWorkerTests(harness, options);
     registerWorkerFaultTests(harness, options);
+    registerOperatorTests(harness, options);
   });
 }

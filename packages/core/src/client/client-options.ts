@@ -15,6 +15,7 @@ export interface ResolvedClientOptions {
   clock: Clock;
   random: RandomSource;
   maxPayloadBytes: number;
+  maxResultBytes: number;
   namespace: string | undefined;
   /** Lane configs by name, in configuration order. */
   configs: Map<string, LaneConfig>;
@@ -60,6 +61,11 @@ export const clientOptionsSchema = z
       .int("must be a positive integer")
       .positive("must be a positive integer")
       .optional(),
+    maxResultBytes: z
+      .number()
+      .int("must be a positive integer")
+      .positive("must be a positive integer")
+      .optional(),
     clock: clockSchema.optional(),
     random: randomSource.optional(),
     closeAdapter: z.boolean().optional(),
@@ -91,6 +97,7 @@ export function resolveClientOptions(input: TasklaneOptions): ResolvedClientOpti
     clock,
     random,
     maxPayloadBytes: options.maxPayloadBytes ?? 262_144,
+    maxResultBytes: options.maxResultBytes ?? 65_536,
     namespace: options.namespace,
     configs,
     tasks,

@@ -1,14 +1,16 @@
-import type { LaneStore, NewJob, PutResult } from "../adapter.ts";
+import type { FailureGroup, LaneStore, NewJob, PutResult, WorkerInfo } from "../adapter.ts";
 import { ClosedError, ConfigError, UnsupportedError } from "../errors.ts";
 import { TasklaneEventBus } from "../events.ts";
-import { type AnyTask, validatePayload } from "../task.ts";
+import { type AnyTask, type TaskResult, validatePayload } from "../task.ts";
 import { createWorker, type Worker } from "../worker/create-worker.ts";
 import type { WorkerHost } from "../worker/worker-host.ts";
 import { resolveStopOptions } from "../worker/worker-options.ts";
 import { resolveClientOptions } from "./client-options.ts";
 import { createJobEncoder } from "./job-encoder.ts";
+import { toJobView } from "./job-view.ts";
 import { createLaneHandle } from "./lane-handle.ts";
-import type { LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
+import type { JobView, LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
+import { createWaitFor } from "./wait-for.ts";
 
 /**
  * Create a tasklane client: it publishes jobs and creates workers.
@@ -38,6 +40,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       p = adapter.lane(fullName(name), {
         maxStalls: config.maxStalls,
         historyLimit: config.historyLimit,
+        logLimit: config.logLimit,
         retention: config.retention,
         ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
       });
@@ -61,6 +64,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     tasks,
     maxPayloadBytes: resolved.maxPayloadBytes,
     configs,
+    maxResultBytes: resolved.maxResultBytes,
     makeSelector: resolved.makeSelector,
     openLane,
     onLocalPublish(listener) {
@@ -116,24 +120,96 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       );
     let h = handles.get(name);
     if (!h) {
-      h = createLaneHandle(config, { adapter, clock, openLane, notifyLocalPublish });
+      h = createLaneHandle(config, {
+        adapter,
+        clock,
+        openLane,
+        hasLane: (lane) => configs.has(lane),
+        notifyLocalPublish,
+      });
       handles.set(name, h);
     }
     return h;
+  };
+
+  /** Every lane of the client, opened, in configuration order. */
+  const allLanes = () =>
+    Promise.all([...configs.keys()].map(async (name) => ({ name, store: await openLane(name) })));
+  const waitFor = createWaitFor({ adapter, clock, lanes: allLanes });
+  const configNameOf = new Map<string, string>();
+  for (const name of configs.keys()) configNameOf.set(fullName(name), name);
+
+  const publish = async (
+    task: AnyTask,
+    payload: unknown,
+    opts: Parameters<Tasklane["publish"]>[2] = {},
+  ): Promise<PutResult> => {
+    if (closed) throw new ClosedError("tasklane client");
+    const t = knownTask(task);
+    let value = validatePayload(t, payload);
+    if (value instanceof Promise) value = await value;
+    const job = encoder.prepare(t, value, opts, clock.now());
+    const [result] = await write(t, [job]);
+    return result as PutResult;
   };
 
   return {
     events,
     adapter,
     clock,
-    async publish(task, payload, opts = {}) {
+    publish,
+    async publishAndWait<T extends AnyTask>(
+      task: T,
+      payload: unknown,
+      options: Parameters<Tasklane["publishAndWait"]>[2] = {},
+    ) {
+      const { timeoutMs, signal, ...publishOptions } = options;
+      const waitOptions = {
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(signal !== undefined ? { signal } : {}),
+      };
+      if (!adapter.capabilities.waitFor || !adapter.watch) {
+        // Refused before the publish: a job nobody can wait for would run unobserved.
+        throw new UnsupportedError(adapter.name, "waiting for a job (publishAndWait)");
+      }
+      const { id } = await publish(task, payload, publishOptions);
+      return (await waitFor(id, waitOptions)) as TaskResult<T>;
+    },
+    async waitFor<R>(jobId: string, options?: Parameters<Tasklane["waitFor"]>[1]) {
       if (closed) throw new ClosedError("tasklane client");
-      const t = knownTask(task);
-      let value = validatePayload(t, payload);
-      if (value instanceof Promise) value = await value;
-      const job = encoder.prepare(t, value, opts, clock.now());
-      const [result] = await write(t, [job]);
-      return result as PutResult;
+      return (await waitFor(jobId, options)) as R;
+    },
+    async getJob<R>(jobId: string): Promise<JobView<R> | undefined> {
+      if (closed) throw new ClosedError("tasklane client");
+      if (!adapter.capabilities.get) throw new UnsupportedError(adapter.name, "get");
+      const lanes = await allLanes();
+      const infos = await Promise.all(lanes.map((l) => l.store.get?.(jobId)));
+      const i = infos.findIndex((info) => info !== undefined);
+      const info = infos[i];
+      return info === undefined ? undefined : toJobView<R>(info, lanes[i]?.name as string);
+    },
+    async workers(): Promise<WorkerInfo[]> {
+      if (closed) throw new ClosedError("tasklane client");
+      if (!adapter.capabilities.workers || !adapter.workers) {
+        throw new UnsupportedError(adapter.name, "the worker registry (workers)");
+      }
+      const all = await adapter.workers();
+      const mine: WorkerInfo[] = [];
+      for (const w of all) {
+        if (!w.lanes.some((l) => configNameOf.has(l))) continue;
+        const laneName = (l: string) => configNameOf.get(l) ?? l;
+        mine.push({
+          ...w,
+          lanes: w.lanes.map(laneName),
+          jobs: w.jobs.map((j) => ({ ...j, lane: laneName(j.lane) })),
+        });
+      }
+      return mine;
+    },
+    async failures(): Promise<FailureGroup[]> {
+      if (closed) throw new ClosedError("tasklane client");
+      const lists = await Promise.all([...configs.keys()].map((name) => handle(name).failures()));
+      return lists.flat().sort((a, b) => b.count - a.count);
     },
     async publishMany(task, items) {
       if (closed) throw new ClosedError("tasklane client");

@@ -1,4 +1,4 @@
-import type { ReservedJob } from "../adapter.ts";
+import type { JobLogLine, ReservedJob } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { AnyTask } from "../task.ts";
 import type { LaneState } from "./lane-state.ts";
@@ -38,6 +38,20 @@ export interface HeldJob {
   interrupt: (() => void) | undefined;
   /** The time limit's timer. */
   timer: unknown;
+  /** The handler's return value, encoded, to store with the ack (adapters with `results`). */
+  result: string | undefined;
+  /** What the handler reported and the worker has not sent yet (adapters with `reports`). */
+  report: ReportBuffer | undefined;
+}
+
+/** A held job's unsent report: its latest progress and the log lines since the last send. */
+export interface ReportBuffer {
+  progress: string | undefined;
+  logs: JobLogLine[];
+  /** Lines dropped from `logs` (oldest first) to keep it within the lane's logLimit. */
+  dropped: number;
+  /** True while the job waits for the reporter's next send. */
+  queued: boolean;
 }
 
 export function createHeldJob(
@@ -60,6 +74,8 @@ export function createHeldJob(
     controller: undefined,
     interrupt: undefined,
     timer: undefined,
+    result: undefined,
+    report: undefined,
   };
 }
 

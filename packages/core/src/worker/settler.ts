@@ -26,7 +26,13 @@
  */
 import type { JobError, LockStatus, NackItem } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
-import { CanceledError, ClosedError, LockLostError, UnrecoverableError } from "../errors.ts";
+import {
+  CanceledError,
+  ClosedError,
+  LockLostError,
+  MovedError,
+  UnrecoverableError,
+} from "../errors.ts";
 import type { SettleCall, TasklaneEventBus, TasklaneEvents } from "../events.ts";
 import { backoffMs } from "../retry.ts";
 import type { RandomSource } from "../selectors/selector.ts";
@@ -35,6 +41,7 @@ import { abortHeld, type HeldJob } from "./held-job.ts";
 import type { HeldJobs } from "./held-jobs.ts";
 import { toJobError } from "./job-error.ts";
 import type { LaneState } from "./lane-state.ts";
+import { ackItemOf, withReport } from "./report-buffer.ts";
 
 /** How a held job ended, as far as this worker decides it. */
 export type Ending =
@@ -106,7 +113,11 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     h.settled = true;
     const ref = { lane: h.lane.config.name, jobId: h.job.id, task: h.job.task };
     const reason =
-      status === "canceled" ? new CanceledError(h.job.id) : new LockLostError(h.job.id);
+      status === "canceled"
+        ? new CanceledError(h.job.id)
+        : status === "put"
+          ? new MovedError(h.job.id)
+          : new LockLostError(h.job.id);
     if (!answered) abortHeld(h, reason, clock);
     if (status === "canceled") events.emit("canceled", ref);
     else {
@@ -225,7 +236,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
   const ackKind: CallKind<HeldJob> = {
     call: "ack",
     holder: self,
-    send: (ls, b) => ls.store.ack(b.map((h) => h.job.lock)),
+    send: (ls, b) => ls.store.ack(b.map(ackItemOf)),
     onOk: (ls, h) =>
       events.emit("succeeded", {
         lane: ls.config.name,
@@ -239,7 +250,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
   const nackKind: CallKind<NackEntry> = {
     call: "nack",
     holder: (n) => n.h,
-    send: (ls, b) => ls.store.nack(b.map((n) => n.item)),
+    send: (ls, b) => ls.store.nack(b.map((n) => withReport(n.item, n.h))),
     onOk: (ls, { h, item }) => {
       const ref = {
         lane: ls.config.name,
@@ -257,7 +268,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     call: "release",
     holder: self,
     send: (ls, b) =>
-      ls.store.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
+      ls.store.release(b.map((h) => withReport({ lock: h.job.lock, uncounted: true as const }, h))),
     onOk: () => {},
     requeue: (p, h) => p.releases.push(h),
   };

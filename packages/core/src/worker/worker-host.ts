@@ -23,6 +23,8 @@ export interface WorkerHost {
    * job it finds (written by a foreign producer) with reason "payload_too_large", unparsed.
    */
   readonly maxPayloadBytes: number;
+  /** Largest encoded handler return value, bytes (the client's `maxResultBytes`). */
+  readonly maxResultBytes: number;
   /** Every configured lane, by config name. */
   readonly configs: ReadonlyMap<string, LaneConfig>;
   /** A fresh selector: built-in selectors keep per-worker state. */
