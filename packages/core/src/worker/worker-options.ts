@@ -82,7 +82,7 @@ export const workerOptionsSchema = z
       .min(1, "must be >= 1 ms")
       .max(MAX_ERROR_BACKOFF_MS, `must be <= ${MAX_ERROR_BACKOFF_MS} ms (the back-off's cap)`)
       .optional(),
-    reportMs: z.number().min(MIN_REPORT_MS, `must be >= ${MIN_REPORT_MS} ms`).optional(),
+    reportMs: timerMs(MIN_REPORT_MS).optional(),
   })
   .strict();
 
