@@ -12,6 +12,7 @@
  * suite waits in real time with short leases, polling instead of sleeping where it can.
  */
 import { afterAll, beforeAll, describe } from "vitest";
+import { registerContractTests } from "./contract-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
@@ -34,5 +35,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     };
     registerLaneTests(harness, options);
     registerWorkerTests(harness, options);
+    registerContractTests(harness, options);
   });
 }
