@@ -37,6 +37,8 @@ export interface SettlerDeps {
   held: HeldJobs;
   /** The adapter's largest batch: larger settles go out in several calls. */
   maxBatch: number;
+  /** A retry of a job of `ls` at `runAt` was accepted by the backend. */
+  onRetryScheduled?(ls: LaneState, runAt: number): void;
 }
 
 export interface Settler {
@@ -56,7 +58,8 @@ export interface Settler {
 type NackEntry = { h: HeldJob; item: NackItem };
 type Pending = { acks: HeldJob[]; nacks: NackEntry[]; releases: HeldJob[] };
 
-export function createSettler({ clock, random, events, held, maxBatch }: SettlerDeps): Settler {
+export function createSettler(deps: SettlerDeps): Settler {
+  const { clock, random, events, held, maxBatch, onRetryScheduled } = deps;
   const pendingByLane = new Map<LaneState, Pending>();
   let flushScheduled = false;
 
@@ -167,7 +170,10 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
             error: item.error,
           };
           if ("dead" in item) events.emit("failed", ref);
-          else events.emit("retrying", { ...ref, runAt: item.runAt });
+          else {
+            onRetryScheduled?.(ls, item.runAt);
+            events.emit("retrying", { ...ref, runAt: item.runAt });
+          }
         },
         "nack",
       ),
