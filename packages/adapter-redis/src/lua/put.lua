@@ -117,8 +117,8 @@ local earliest = nil
 -- Layout r: the seq before the call's first job (its header's base).
 local callBase = nil
 
-if shared and not (sharedRunAt and sharedRunAt > NOW) then
-  -- Fast path: jobs that share priority and publishedAt and are due now (publishMany's
+if shared and sharedRunAt == nil then
+  -- Fast path: jobs that share priority and publishedAt and have no runAt (publishMany's
   -- usual case). With an id of the caller's among them, duplicates are taken out first
   -- (an id looked up above, or named earlier in the call), and the created ids are marked
   -- in the cache with one shared table, as nothing later in put reads their records.
@@ -225,12 +225,24 @@ else
         delayedAdd[#delayedAdd + 1] = runAt
         delayedAdd[#delayedAdd + 1] = id
         if earliest == nil or runAt < earliest then earliest = runAt end
+      elseif runAt then
+        -- A runAt that has passed: waiting, due at it, so it takes its place by it (it
+        -- may go ahead of jobs put before it: LATE ARRIVALS).
+        rec = {
+          state = WAITING, attempt = 0, stalls = 0, token = 0, exp = 0, res = 0, fin = 0,
+          due = runAt, prio = prio, seq = meta.seq, flags = 0, hcount = 0,
+          body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. texts[i],
+          err = false, hist = "",
+        }
+        makeWaiting(id, rec)
+        rawWrites[w + 1] = id
+        rawWrites[w + 2] = encode(rec)
       else
         rec = { state = WAITING, prio = prio, seq = meta.seq, due = NOW }
         rawWrites[w + 1] = id
         rawWrites[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt)
           .. texts[i]
-        makeWaiting(id, rec)
+        appendNew(id, prio, meta.seq)
       end
       w = w + 2
       cache[id] = rec

@@ -2,7 +2,8 @@
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
 -- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
--- Returns: { ready, nextInMs (-1: nothing scheduled), first token, expiresAt, then 7 per
+-- Returns: { ready, nextInMs (when ready is 0: ms until a delayed job falls due or a lease
+--   runs out, -1 when nothing is scheduled; else -1), first token, expiresAt, then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
 --   publishedAt, readyAt, malformed ("" or the reason) }. Jobs are taken in reply order
 --   and each takes the next fencing token, so the k-th job (from 0) holds first token + k;
@@ -53,6 +54,7 @@ local function take(id, rec, text, malformed)
   if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
   rec.attempt = rec.attempt + 1
   rec.state = ACTIVE
+  rec.flags = 0
   rec.token = handOut(id, text or textOf(rec), rec.prio, rec.attempt, publishedAtOf(rec),
     rec.due, malformed or "")
   rec.exp = exp
@@ -130,7 +132,8 @@ local function takeAll(ids, prio0)
   return n
 end
 
--- Take one candidate popped from a waiting structure (prio0: from the list).
+-- Take one candidate popped from a waiting structure (prio0: from the list, where a
+-- priority-0 job that arrived late is not: its entry there is a tombstone).
 function consider(id, prio0)
   local rec = cache[id]
   if not rec then return false end
@@ -138,7 +141,9 @@ function consider(id, prio0)
     takeBad(id, rec.bad)
     return true
   end
-  if rec.state ~= WAITING or (prio0 and rec.prio ~= 0) then return false end
+  if rec.state ~= WAITING or (prio0 and (rec.prio ~= 0 or rec.flags == FLAG_LATE)) then
+    return false
+  end
   take(id, rec)
   return true
 end
@@ -165,8 +170,146 @@ if not meta.paused then
 
   takeFromP("-inf", "(0")
 
+  -- Priority 0: late arrivals are in KEYS[4] with score 0, counted in pn with the other
+  -- priorities; a lane with neither makes no call for them.
+  local zeroDone = true
+  if room > 0 and pn > 0 then
+    local late = redis.call("ZRANGEBYSCORE", KP, 0, 0, "LIMIT", 0, room)
+    if #late > 0 then
+      -- Defined here, not above: a closure costs its creation on every call that passes
+      -- its definition, and most calls never come here.
+      -- (due, seq) of a fresh or by-ref record this call has not read (takeFresh's kind), from
+      -- its bytes; nil for any other.
+      local function freshOrder(raw)
+        local kind = string.byte(raw, 1)
+        if kind == WAITING then
+          if #raw <= PREFIX_LEN + 1 then return nil end
+          local _, seq, putAt = struct.unpack(">hI6I6", raw, 2)
+          if not plausible(seq, putAt) then return nil end
+          return putAt, seq
+        end
+        if kind == BY_REF and #raw > REF_LEN then
+          local c = callHeader(string.sub(raw, 4, REF_LEN))
+          if not c then return nil end
+          return c.putAt, c.seq + struct.unpack(">I2", raw, 2)
+        end
+        return nil
+      end
+
+      -- Priority 0 while late arrivals wait in KEYS[4] (LATE ARRIVALS in _common.lua): `late`
+      -- (their members, in order, at most `room`) merged with the list by (due, seq). The list
+      -- is read ahead (LRANGE) and only the entries passed are removed. Returns whether every
+      -- one of `late` was dealt with (the list may then be taken from as usual).
+      local function takeMerged(late)
+        local lateIds, gone = {}, {}
+        for i = 1, #late do lateIds[i] = string.sub(late[i], 26) end
+        load(lateIds)
+        local li, lDue, lSeq = 1, nil, nil
+        -- whether the next late arrival comes before (due, seq)
+        local function lateFirst(due, seq)
+          if li > #late then return false end
+          if lDue == nil then
+            lDue, lSeq = tonumber(string.sub(late[li], 1, 13)), tonumber(string.sub(late[li], 14, 25))
+          end
+          return lDue < due or (lDue == due and lSeq < seq)
+        end
+        local function takeLate()
+          gone[#gone + 1] = late[li]
+          if consider(lateIds[li], false) then room = room - 1 end
+          li, lDue = li + 1, nil
+        end
+        -- the list's entries passed (taken, or tombstones), and the tombstones among them
+        local passed, tombs, popped, anyTomb = 0, {}, {}, false
+        local listDone, stop = false, false
+        for _ = 1, 16 do
+          if stop or room <= 0 then break end
+          if meta.wl <= 0 then
+            listDone = true
+            break
+          end
+          local want = room
+          local ids = redis.call("LRANGE", KW, passed, passed + want - 1)
+          if #ids == 0 then
+            listDone = true
+            break
+          end
+          -- An id's first entries while it has counted tombstones are those (TOMBSTONES).
+          local unseen = {}
+          for i = 1, #ids do
+            local id = ids[i]
+            if tombs[id] == nil then
+              tombs[id] = 0
+              unseen[#unseen + 1] = id
+            end
+          end
+          local counted = tombstonesOf(unseen)
+          if counted then
+            for id, c in pairs(counted) do tombs[id] = c end
+          end
+          local raws = redis.call("HMGET", KJ, unpack(ids))
+          for i = 1, #ids do
+            local id, raw = ids[i], raws[i]
+            if tombs[id] > 0 then
+              tombs[id] = tombs[id] - 1
+              popped[id] = (popped[id] or 0) + 1
+              anyTomb = true
+            else
+              local due, seq = nil, nil
+              if raw and cache[id] == nil then due, seq = freshOrder(raw) end
+              if due == nil then
+                if cache[id] == nil then remember(id, raw) end
+                local rec = cache[id]
+                if rec and rec.bad then
+                  -- not ours: handed out as malformed where it stands
+                  due, seq = -1, -1
+                elseif rec and rec.state == WAITING and rec.prio == 0 and rec.flags ~= FLAG_LATE then
+                  due, seq = rec.due, rec.seq
+                end
+              end
+              -- due nil: a tombstone from before they were counted, passed
+              if due ~= nil then
+                while room > 0 and lateFirst(due, seq) do takeLate() end
+                if room <= 0 then
+                  stop = true
+                  break
+                end
+                if takeFresh(id, raw, true) or consider(id, true) then
+                  room = room - 1
+                  meta.wl = meta.wl - 1
+                end
+              end
+            end
+            passed = passed + 1
+            if room <= 0 then
+              stop = true
+              break
+            end
+          end
+          if not stop and #ids < want then listDone = true end
+        end
+        if passed > 0 then
+          redis.call("LTRIM", KW, passed, -1)
+          meta.lp = meta.lp + passed
+          metaDirty = true
+        end
+        if anyTomb then unentomb(popped, tombs) end
+        -- No live job left in the list: the late arrivals follow in their order.
+        if listDone then
+          while room > 0 and li <= #late do takeLate() end
+        end
+        if #gone > 0 then
+          redis.call("ZREM", KP, unpack(gone))
+          pn = pn - #gone
+        end
+        return li > #late
+      end
+
+      zeroDone = takeMerged(late)
+    end
+  end
+
   local rounds = 0
-  while room > 0 and meta.wl > 0 and rounds < 16 do
+  while zeroDone and room > 0 and meta.wl > 0 and rounds < 16 do
     rounds = rounds + 1
     local ids = redis.call("LPOP", KW, room)
     if not ids then
@@ -203,7 +346,7 @@ if not meta.paused then
   end
   if meta.wl < 0 then meta.wl = 0 end
 
-  takeFromP("(0", "+inf")
+  if zeroDone then takeFromP("(0", "+inf") end
 end
 
 flushRecords()
@@ -226,7 +369,7 @@ if taken > 0 and ready > 0 then
   -- Other idle workers may be blocked: pass the wake-up on.
   wake()
 end
-if taken == 0 then
+if ready == 0 then
   -- When the caller blocks, it wakes by the next due time or lease expiry. The cached
   -- bounds are exact after this call's maintenance or lower (an acked lease): at worst
   -- an early wake-up, whose maintenance then refreshes them.
