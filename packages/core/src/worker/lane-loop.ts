@@ -144,7 +144,10 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
   };
 
   const retryScheduled = (ls: LaneState, runAt: number) => {
-    if (ls.nextDueAt === undefined || runAt < ls.nextDueAt) ls.nextDueAt = runAt;
+    // Due at runAt on a backend that keeps times to the millisecond; on a coarser one
+    // (SQS: whole seconds, rounded up) by the end of that step.
+    const dueAt = runAt + Math.max(0, caps.timeResolutionMs - 1);
+    if (ls.nextDueAt === undefined || dueAt < ls.nextDueAt) ls.nextDueAt = dueAt;
     // A poll on this very lane is woken by the backend (the contract requires it).
     if (longPolling && pollLane !== ls) armDueTimer();
   };

@@ -21,7 +21,8 @@ export interface LaneState {
    * When a job of this lane may become takeable although the lane was found empty: a
    * delayed job or retry falling due, a lease running out (from the backend's reserve
    * reply, `ReserveResult.nextDueAt`, or a retry this worker scheduled). From then on the
-   * lane is no longer known empty, and a long poll on another lane ends.
+   * lane counts as holding a job until a reserve or probe says otherwise, and a long poll
+   * on another lane ends.
    */
   nextDueAt: number | undefined;
   /** This lane's held jobs by id (for events that name a job). */
@@ -32,11 +33,13 @@ export interface LaneState {
 
 /**
  * The lane's ready count if learned within `ttlMs` of `now`; undefined when unknown. A
- * lane known empty is unknown again once something of it has fallen due (`nextDueAt`).
+ * lane known empty counts as holding one job once something of it has fallen due
+ * (`nextDueAt`): a selector then serves it without a probe (a probe may not see it yet: SQS
+ * counts are approximate and lag), and the reserve tells.
  */
 export function freshHint(ls: LaneState, now: number, ttlMs: number): number | undefined {
+  if (ls.nextDueAt !== undefined && now >= ls.nextDueAt && ls.hint === 0) return 1;
   if (ls.hint === undefined || now - ls.hintAt > ttlMs) return undefined;
-  if (ls.hint === 0 && ls.nextDueAt !== undefined && now >= ls.nextDueAt) return undefined;
   return ls.hint;
 }
 
