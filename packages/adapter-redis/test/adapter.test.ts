@@ -972,6 +972,25 @@ describe("long polls", () => {
     expect(performance.now() - started).toBeLessThan(3_000);
   });
 
+  it("ends a block for a job falling due from here, not on redis-server's clock tick", async () => {
+    const unblocks = async () =>
+      Number(/cmdstat_client\|unblock:calls=(\d+)/.exec(await raw.info("commandstats"))?.[1] ?? 0);
+    const q = await fresh();
+    const put = job({ runAt: Date.now() + 300 });
+    await q.put([put]);
+    // nothing to take: the reply says when the job falls due, in this process's clock
+    const empty = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
+    expect(empty).toMatchObject({ jobs: [], ready: 0 });
+    expect(empty.nextDueAt).toBeGreaterThan((put.runAt as number) - 1_000);
+    expect(empty.nextDueAt).toBeLessThanOrEqual((put.runAt as number) + 50);
+    const before = await unblocks();
+    const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+    expect(r.jobs[0]?.id).toBe(put.id);
+    // BLPOP's own timeout would end the block on the server's next clock tick (up to
+    // 100 ms late): the adapter ended it at the due time
+    expect(await unblocks()).toBeGreaterThan(before);
+  });
+
   it("an earlier delayed job put by another process shortens a long block", async () => {
     const q = await fresh();
     await q.put([job({ runAt: Date.now() + 60_000 })]);

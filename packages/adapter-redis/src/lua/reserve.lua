@@ -2,8 +2,9 @@
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
 -- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
--- Returns: { ready, nextInMs (when ready is 0: ms until a delayed job falls due or a lease
---   runs out, -1 when nothing is scheduled; else -1), first token, expiresAt, then 7 per
+-- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a
+--   lease runs out; -1 when nothing is scheduled, or ready > 0), first token, expiresAt
+--   (TIME + leaseMs: the caller learns TIME from it), then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
 --   publishedAt, readyAt, malformed ("" or the reason) }. Jobs are taken in reply order
 --   and each takes the next fencing token, so the k-th job (from 0) holds first token + k;
@@ -374,6 +375,6 @@ if ready == 0 then
   -- bounds are exact after this call's maintenance or lower (an acked lease): at worst
   -- an early wake-up, whose maintenance then refreshes them.
   local nextAt = math.min(meta.nd, meta.ne)
-  if nextAt < 1e299 then out[2] = math.max(0, nextAt - NOW) end
+  if nextAt < 1e299 then out[2] = math.max(NOW, nextAt) end
 end
 return out
