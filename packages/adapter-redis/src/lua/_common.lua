@@ -575,40 +575,28 @@ local listAppend, prioAdd, madeWaiting, tailDue, tailSeq
 listAppend, prioAdd, madeWaiting, tailDue, tailSeq = {}, {}, 0, nil, nil
 --}
 
--- (due, seq) at the list's end: its last entry's record's (a live job's, or a canceled
--- one's: cancel keeps the due time), -1 when no live job is in the list, and beyond any
--- job when that record is gone (deleted: every later arrival is late, which is in order).
-local function readTail()
-  tailDue, tailSeq = -1, -1
-  if meta.wl <= 0 then return end
-  local id = redis.call("LINDEX", KW, -1)
-  local rec = id and get(id)
-  if type(rec) == "table" and not rec.bad then
-    tailDue, tailSeq = rec.due, rec.seq
-  else
-    tailDue, tailSeq = 1e300, 1e300
-  end
-end
-
--- A job put now: the list's end whatever it holds (due now, the newest seq).
-local function appendNew(id, prio, seq)
-  if prio == 0 then
-    listAppend[#listAppend + 1] = id
-    meta.wl = meta.wl + 1
-    metaDirty = true
-    tailDue, tailSeq = NOW, seq
-  else
-    prioAdd[#prioAdd + 1] = -prio
-    prioAdd[#prioAdd + 1] = pmember(NOW, seq, id)
-  end
-end
-
--- Any other job becoming waiting at its (due, seq): the list's end when it comes after
--- it, else a late arrival (priority 0), or the priority zset.
+-- A job becoming waiting at its (due, seq), other than one put due now (put appends those
+-- itself: due now, the newest seq, they come after anything in the list; it sets tailDue
+-- and tailSeq to the last). Priority 0: the list's end when it comes after the list's
+-- last entry, else a late arrival; any other: the priority zset.
 local function makeWaiting(id, rec)
   rec.state = WAITING
   if rec.prio == 0 then
-    if tailDue == nil then readTail() end
+    if tailDue == nil then
+      -- The last entry's record's (due, seq): a live job's, or a canceled one's (cancel
+      -- keeps the due time); -1 when no live job is in the list; beyond any job when the
+      -- record is gone (deleted: every later arrival is late, which is in order).
+      tailDue, tailSeq = -1, -1
+      if meta.wl > 0 then
+        local last = redis.call("LINDEX", KW, -1)
+        local tail = last and get(last)
+        if type(tail) == "table" and not tail.bad then
+          tailDue, tailSeq = tail.due, tail.seq
+        else
+          tailDue, tailSeq = 1e300, 1e300
+        end
+      end
+    end
     local due, seq = rec.due, rec.seq
     if due > tailDue or (due == tailDue and seq > tailSeq) then
       rec.flags = 0
@@ -885,6 +873,7 @@ local function maintain()
   end
 end
 
+--@
 -- maintain(), with the jobs it moved written to their lists and sets at once: for a script
 -- that then finds jobs by id and moves them (cancel, delete, retry-failed), which must see
 -- a job that fell due or ran out of lease where it now is.

@@ -242,7 +242,15 @@ else
         rawWrites[w + 1] = id
         rawWrites[w + 2] = struct.pack(FRESH, WAITING, prio, meta.seq, NOW, publishedAt)
           .. texts[i]
-        appendNew(id, prio, meta.seq)
+        -- due now, the newest seq: after anything in the list (see makeWaiting)
+        if prio == 0 then
+          listAppend[#listAppend + 1] = id
+          meta.wl = meta.wl + 1
+          tailDue, tailSeq = NOW, meta.seq
+        else
+          prioAdd[#prioAdd + 1] = -prio
+          prioAdd[#prioAdd + 1] = pmember(NOW, meta.seq, id)
+        end
       end
       w = w + 2
       cache[id] = rec
