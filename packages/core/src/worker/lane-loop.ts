@@ -56,8 +56,11 @@ export interface LaneLoopDeps {
 export interface LaneLoop {
   /** Runs until the worker stops (or the adapter is closed under it). */
   run(): Promise<void>;
-  /** This process published to `laneName`: forget its hint, and end a long poll elsewhere. */
-  onLocalPublish(laneName: string): void;
+  /**
+   * This process published to `laneName`: forget its hint, and end a long poll elsewhere;
+   * with `dueAt` (every job delayed), do that when the earliest falls due instead.
+   */
+  onLocalPublish(laneName: string, dueAt?: number): void;
   /** End the current long poll, if any. */
   abortPoll(): void;
   /** This worker scheduled a retry of a job of `ls` at `runAt` (accepted by the backend). */
@@ -105,9 +108,13 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     },
   };
 
-  const onLocalPublish = (laneName: string) => {
+  const onLocalPublish = (laneName: string, dueAt?: number) => {
     const ls = lanes.find((l) => l.config.name === laneName);
     if (!ls) return;
+    if (dueAt !== undefined) {
+      dueLater(ls, dueAt);
+      return;
+    }
     setHint(ls, undefined, clock.now());
     // End a long poll on another lane so the new job starts now, not after longPollMs. A
     // poll on this very lane is woken by the backend itself (the contract requires it):
@@ -143,7 +150,8 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     );
   };
 
-  const retryScheduled = (ls: LaneState, runAt: number) => {
+  /** A job of `ls` falls due at `runAt` (a retry this worker scheduled, a delayed publish). */
+  const dueLater = (ls: LaneState, runAt: number) => {
     // Due at runAt on a backend that keeps times to the millisecond; on a coarser one
     // (SQS: whole seconds, rounded up) by the end of that step.
     const dueAt = runAt + Math.max(0, caps.timeResolutionMs - 1);
@@ -326,6 +334,6 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     run,
     onLocalPublish,
     abortPoll: () => pollController?.abort(),
-    retryScheduled,
+    retryScheduled: dueLater,
   };
 }
