@@ -103,7 +103,8 @@ NOW_TEXT = nil
 --         text goes back to Node verbatim, which parses it (and reports a text it cannot
 --         parse as malformed). Written once by put and never re-encoded.
 -- header  struct ">BHHBBI4dddddI4": 64 + state, attempt, stalls, flags (1 = canceled while
---         active; FLAG_LATE: waiting in KEYS[4] although of priority 0), history entries, error length, finishedAt (0 = none), expiresAt,
+--         active; 2 = waiting in KEYS[4] although of priority 0: a late arrival, see LATE
+--         ARRIVALS), history entries, error length, finishedAt (0 = none), expiresAt,
 --         reservedAt, token, dueAt, body length. Priority and seq live in the body's prefix
 --         only (they never change). The order serves the fast paths: a job reserve takes
 --         fresh writes the same first 35 bytes for every job of the call and packs only
@@ -151,8 +152,6 @@ local REST_PREFIX = ">ddI4hI6I6i6"
 local FRESH = ">BhI6I6i6"
 -- states
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
--- record flags: a waiting priority-0 job in KEYS[4], not in the list (LATE ARRIVALS)
-local FLAG_LATE = 2
 -- history events
 local EV_PUBLISHED, EV_RESERVED, EV_SUCCEEDED, EV_RETRYING = 1, 2, 3, 4
 local EV_FAILED, EV_STALLED, EV_CANCELED, EV_RELEASED, EV_RETRIED = 5, 6, 7, 8, 9
@@ -557,7 +556,30 @@ end
 
 --@
 -- Appending to the waiting structures, collected and written once per call.
---
+-- tailDue, tailSeq: the list's last (due, seq) as this call knows it (see LATE ARRIVALS).
+local listAppend, prioAdd, madeWaiting, tailDue, tailSeq
+--{
+listAppend, prioAdd, madeWaiting, tailDue, tailSeq = {}, {}, 0, nil, nil
+--}
+
+function flushWaiting()
+  if #listAppend > 0 then
+    for i = 1, #listAppend, 7999 do
+      redis.call("RPUSH", KW, unpack(listAppend, i, math.min(i + 7998, #listAppend)))
+    end
+    madeWaiting = madeWaiting + #listAppend
+    listAppend = {}
+  end
+  if #prioAdd > 0 then
+    for i = 1, #prioAdd, 7998 do
+      redis.call("ZADD", KP, unpack(prioAdd, i, math.min(i + 7997, #prioAdd)))
+    end
+    madeWaiting = madeWaiting + #prioAdd / 2
+    prioAdd = {}
+  end
+end
+
+--@
 -- LATE ARRIVALS. Reserve takes priority-0 jobs from the list in list order, so the list
 -- must stay in due order (due time, then put order). Appends nearly always are: put's
 -- jobs are due now and have the newest seq, and every script that appends first promotes
@@ -565,15 +587,14 @@ end
 -- would not come after the list's last entry (a retry whose runAt has passed, a released
 -- job or a reclaimed lease, which keep their due time, one of more than BUDGET delayed
 -- jobs falling due at once) is a late arrival: it goes to KEYS[4] with score 0 (the
--- member's due and seq order them) and its record says so (FLAG_LATE). Reserve merges
+-- member's due and seq order them) and its record says so (flags 2). Reserve merges
 -- them with the list by (due, seq) only while KEYS[4] holds any, so a lane with neither
 -- late arrivals nor other priorities pays nothing for them. The list's last (due, seq) is
 -- read at most once per call (LINDEX and its record), only when a job that is not put
 -- arrives while the list holds a live job, and followed as the call appends.
-local listAppend, prioAdd, madeWaiting, tailDue, tailSeq
---{
-listAppend, prioAdd, madeWaiting, tailDue, tailSeq = {}, {}, 0, nil, nil
---}
+-- A section of its own, apart from flushWaiting (which every script takes): only scripts
+-- that make jobs waiting create this closure, which EVAL scripts do on every call (and
+-- each upvalue costs them a walk of the open upvalues: flags are literals, as 1 is).
 
 -- A job becoming waiting at its (due, seq), other than one put due now (put appends those
 -- itself: due now, the newest seq, they come after anything in the list; it sets tailDue
@@ -606,27 +627,10 @@ local function makeWaiting(id, rec)
       tailDue, tailSeq = due, seq
       return
     end
-    rec.flags = FLAG_LATE
+    rec.flags = 2 -- late
   end
   prioAdd[#prioAdd + 1] = -rec.prio
   prioAdd[#prioAdd + 1] = pmember(rec.due, rec.seq, id)
-end
-
-function flushWaiting()
-  if #listAppend > 0 then
-    for i = 1, #listAppend, 7999 do
-      redis.call("RPUSH", KW, unpack(listAppend, i, math.min(i + 7998, #listAppend)))
-    end
-    madeWaiting = madeWaiting + #listAppend
-    listAppend = {}
-  end
-  if #prioAdd > 0 then
-    for i = 1, #prioAdd, 7998 do
-      redis.call("ZADD", KP, unpack(prioAdd, i, math.min(i + 7997, #prioAdd)))
-    end
-    madeWaiting = madeWaiting + #prioAdd / 2
-    prioAdd = {}
-  end
 end
 
 --@

@@ -21,7 +21,8 @@ for i = 1, #ids do
     local state = rec.state
     if state == WAITING or state == DELAYED or state == ACTIVE then
       if state == WAITING then
-        if rec.prio == 0 and rec.flags ~= FLAG_LATE then
+        -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
+        if rec.prio == 0 and rec.flags ~= 2 then
           -- its id stays in the list as a tombstone that reserve skips (TOMBSTONES)
           meta.wl = meta.wl - 1
           metaDirty = true

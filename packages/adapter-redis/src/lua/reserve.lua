@@ -3,7 +3,7 @@
 -- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
 -- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a
---   lease runs out; -1 when nothing is scheduled, or ready > 0), first token, expiresAt
+--   lease runs out; -1 when nothing is scheduled, ready > 0 or paused), first token, expiresAt
 --   (TIME + leaseMs: the caller learns TIME from it), then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
 --   publishedAt, readyAt, malformed ("" or the reason) }. Jobs are taken in reply order
@@ -134,7 +134,7 @@ local function takeAll(ids, prio0)
 end
 
 -- Take one candidate popped from a waiting structure (prio0: from the list, where a
--- priority-0 job that arrived late is not: its entry there is a tombstone).
+-- priority-0 job that arrived late, flags 2, is not: its entry there is a tombstone).
 function consider(id, prio0)
   local rec = cache[id]
   if not rec then return false end
@@ -142,7 +142,7 @@ function consider(id, prio0)
     takeBad(id, rec.bad)
     return true
   end
-  if rec.state ~= WAITING or (prio0 and (rec.prio ~= 0 or rec.flags == FLAG_LATE)) then
+  if rec.state ~= WAITING or (prio0 and (rec.prio ~= 0 or rec.flags == 2)) then
     return false
   end
   take(id, rec)
@@ -177,135 +177,92 @@ if not meta.paused then
   if room > 0 and pn > 0 then
     local late = redis.call("ZRANGEBYSCORE", KP, 0, 0, "LIMIT", 0, room)
     if #late > 0 then
-      -- Defined here, not above: a closure costs its creation on every call that passes
-      -- its definition, and most calls never come here.
-      -- (due, seq) of a fresh or by-ref record this call has not read (takeFresh's kind), from
-      -- its bytes; nil for any other.
-      local function freshOrder(raw)
-        local kind = string.byte(raw, 1)
-        if kind == WAITING then
-          if #raw <= PREFIX_LEN + 1 then return nil end
-          local _, seq, putAt = struct.unpack(">hI6I6", raw, 2)
-          if not plausible(seq, putAt) then return nil end
-          return putAt, seq
+      -- `late` (members in order, at most room) merged with the list by (due, seq): the
+      -- list is read ahead (LRANGE) and only the entries passed are removed. Decoded on
+      -- the general path (this runs only while late arrivals wait).
+      local n, li, gone, lateIds = #late, 1, {}, {}
+      for k = 1, n do lateIds[k] = string.sub(late[k], 26) end
+      load(lateIds)
+      -- the list's entries passed (taken, or tombstones), and the tombstones among them
+      local passed, tombs, popped, listDone = 0, {}, {}, false
+      for _ = 1, 16 do
+        if room <= 0 or li > n then break end
+        local want = room
+        local ids = meta.wl > 0 and redis.call("LRANGE", KW, passed, passed + want - 1) or {}
+        if #ids == 0 then
+          listDone = true
+          break
         end
-        if kind == BY_REF and #raw > REF_LEN then
-          local c = callHeader(string.sub(raw, 4, REF_LEN))
-          if not c then return nil end
-          return c.putAt, c.seq + struct.unpack(">I2", raw, 2)
-        end
-        return nil
-      end
-
-      -- Priority 0 while late arrivals wait in KEYS[4] (LATE ARRIVALS in _common.lua): `late`
-      -- (their members, in order, at most `room`) merged with the list by (due, seq). The list
-      -- is read ahead (LRANGE) and only the entries passed are removed. Returns whether every
-      -- one of `late` was dealt with (the list may then be taken from as usual).
-      local function takeMerged(late)
-        local lateIds, gone = {}, {}
-        for i = 1, #late do lateIds[i] = string.sub(late[i], 26) end
-        load(lateIds)
-        local li, lDue, lSeq = 1, nil, nil
-        -- whether the next late arrival comes before (due, seq)
-        local function lateFirst(due, seq)
-          if li > #late then return false end
-          if lDue == nil then
-            lDue, lSeq = tonumber(string.sub(late[li], 1, 13)), tonumber(string.sub(late[li], 14, 25))
+        -- An id's first entries while it has counted tombstones are those (TOMBSTONES).
+        local unseen = {}
+        for k = 1, #ids do
+          if tombs[ids[k]] == nil then
+            tombs[ids[k]] = 0
+            unseen[#unseen + 1] = ids[k]
           end
-          return lDue < due or (lDue == due and lSeq < seq)
         end
-        local function takeLate()
-          gone[#gone + 1] = late[li]
-          if consider(lateIds[li], false) then room = room - 1 end
-          li, lDue = li + 1, nil
-        end
-        -- the list's entries passed (taken, or tombstones), and the tombstones among them
-        local passed, tombs, popped, anyTomb = 0, {}, {}, false
-        local listDone, stop = false, false
-        for _ = 1, 16 do
-          if stop or room <= 0 then break end
-          if meta.wl <= 0 then
-            listDone = true
+        for id, c in pairs(tombstonesOf(unseen) or {}) do tombs[id] = c end
+        load(ids)
+        local stop = false
+        for k = 1, #ids do
+          local id = ids[k]
+          local rec = cache[id]
+          if tombs[id] > 0 then
+            tombs[id] = tombs[id] - 1
+            popped[id] = (popped[id] or 0) + 1
+          elseif rec and (rec.bad or (rec.state == WAITING and rec.prio == 0 and rec.flags ~= 2)) then
+            -- a live job (not ours: handed out where it stands); the late arrivals due
+            -- before it go first
+            local due, seq = -1, -1
+            if not rec.bad then due, seq = rec.due, rec.seq end
+            while room > 0 and li <= n do
+              local m = late[li]
+              local lateDue = tonumber(string.sub(m, 1, 13))
+              if lateDue > due or (lateDue == due and tonumber(string.sub(m, 14, 25)) > seq) then
+                break
+              end
+              gone[#gone + 1] = m
+              if consider(lateIds[li], false) then room = room - 1 end
+              li = li + 1
+            end
+            -- none left to take, or no late arrival left to merge: this entry stays
+            stop = room <= 0 or li > n
+            if stop then break end
+            if consider(id, true) then
+              room = room - 1
+              meta.wl = meta.wl - 1
+            end
+          end
+          -- (anything else is a tombstone from before they were counted)
+          passed = passed + 1
+          if room <= 0 then
+            stop = true
             break
           end
-          local want = room
-          local ids = redis.call("LRANGE", KW, passed, passed + want - 1)
-          if #ids == 0 then
-            listDone = true
-            break
-          end
-          -- An id's first entries while it has counted tombstones are those (TOMBSTONES).
-          local unseen = {}
-          for i = 1, #ids do
-            local id = ids[i]
-            if tombs[id] == nil then
-              tombs[id] = 0
-              unseen[#unseen + 1] = id
-            end
-          end
-          local counted = tombstonesOf(unseen)
-          if counted then
-            for id, c in pairs(counted) do tombs[id] = c end
-          end
-          local raws = redis.call("HMGET", KJ, unpack(ids))
-          for i = 1, #ids do
-            local id, raw = ids[i], raws[i]
-            if tombs[id] > 0 then
-              tombs[id] = tombs[id] - 1
-              popped[id] = (popped[id] or 0) + 1
-              anyTomb = true
-            else
-              local due, seq = nil, nil
-              if raw and cache[id] == nil then due, seq = freshOrder(raw) end
-              if due == nil then
-                if cache[id] == nil then remember(id, raw) end
-                local rec = cache[id]
-                if rec and rec.bad then
-                  -- not ours: handed out as malformed where it stands
-                  due, seq = -1, -1
-                elseif rec and rec.state == WAITING and rec.prio == 0 and rec.flags ~= FLAG_LATE then
-                  due, seq = rec.due, rec.seq
-                end
-              end
-              -- due nil: a tombstone from before they were counted, passed
-              if due ~= nil then
-                while room > 0 and lateFirst(due, seq) do takeLate() end
-                if room <= 0 then
-                  stop = true
-                  break
-                end
-                if takeFresh(id, raw, true) or consider(id, true) then
-                  room = room - 1
-                  meta.wl = meta.wl - 1
-                end
-              end
-            end
-            passed = passed + 1
-            if room <= 0 then
-              stop = true
-              break
-            end
-          end
-          if not stop and #ids < want then listDone = true end
         end
-        if passed > 0 then
-          redis.call("LTRIM", KW, passed, -1)
-          meta.lp = meta.lp + passed
-          metaDirty = true
+        if stop then break end
+        if #ids < want then
+          listDone = true
+          break
         end
-        if anyTomb then unentomb(popped, tombs) end
-        -- No live job left in the list: the late arrivals follow in their order.
-        if listDone then
-          while room > 0 and li <= #late do takeLate() end
-        end
-        if #gone > 0 then
-          redis.call("ZREM", KP, unpack(gone))
-          pn = pn - #gone
-        end
-        return li > #late
       end
-
-      zeroDone = takeMerged(late)
+      if passed > 0 then
+        redis.call("LTRIM", KW, passed, -1)
+        meta.lp = meta.lp + passed
+        metaDirty = true
+      end
+      if next(popped) then unentomb(popped, tombs) end
+      -- No live job left in the list: the late arrivals follow in their order.
+      while listDone and room > 0 and li <= n do
+        gone[#gone + 1] = late[li]
+        if consider(lateIds[li], false) then room = room - 1 end
+        li = li + 1
+      end
+      if #gone > 0 then
+        redis.call("ZREM", KP, unpack(gone))
+        pn = pn - #gone
+      end
+      zeroDone = li > n
     end
   end
 
@@ -370,7 +327,7 @@ if taken > 0 and ready > 0 then
   -- Other idle workers may be blocked: pass the wake-up on.
   wake()
 end
-if ready == 0 then
+if ready == 0 and not meta.paused then
   -- When the caller blocks, it wakes by the next due time or lease expiry. The cached
   -- bounds are exact after this call's maintenance or lower (an acked lease): at worst
   -- an early wake-up, whose maintenance then refreshes them.
