@@ -556,10 +556,9 @@ end
 
 --@
 -- Appending to the waiting structures, collected and written once per call.
--- tailDue, tailSeq: the list's last (due, seq) as this call knows it (see LATE ARRIVALS).
-local listAppend, prioAdd, madeWaiting, tailDue, tailSeq
+local listAppend, prioAdd, madeWaiting
 --{
-listAppend, prioAdd, madeWaiting, tailDue, tailSeq = {}, {}, 0, nil, nil
+listAppend, prioAdd, madeWaiting = {}, {}, 0
 --}
 
 function flushWaiting()
@@ -592,39 +591,43 @@ end
 -- late arrivals nor other priorities pays nothing for them. The list's last (due, seq) is
 -- read at most once per call (LINDEX and its record), only when a job that is not put
 -- arrives while the list holds a live job, and followed as the call appends.
+--
 -- A section of its own, apart from flushWaiting (which every script takes): only scripts
--- that make jobs waiting create this closure, which EVAL scripts do on every call (and
--- each upvalue costs them a walk of the open upvalues: flags are literals, as 1 is).
+-- that make jobs waiting create this closure, which EVAL scripts do on every call. And no
+-- new local at this level: an EVAL script's closures each walk the list of the locals
+-- captured so far to find their upvalues, so every captured local costs every call of
+-- every script. The list's last (due, seq), as this call knows it, is meta.td, meta.ts
+-- (not in the meta hash; set only when needed), and flags are literals, as 1 is.
 
 -- A job becoming waiting at its (due, seq), other than one put due now (put appends those
--- itself: due now, the newest seq, they come after anything in the list; it sets tailDue
--- and tailSeq to the last). Priority 0: the list's end when it comes after the list's
--- last entry, else a late arrival; any other: the priority zset.
+-- itself: due now, the newest seq, they come after anything in the list; put sets
+-- meta.td, meta.ts to its last before it calls this). Priority 0: the list's end when it
+-- comes after the list's last entry, else a late arrival; any other: the priority zset.
 local function makeWaiting(id, rec)
   rec.state = WAITING
   if rec.prio == 0 then
-    if tailDue == nil then
+    if meta.td == nil then
       -- The last entry's record's (due, seq): a live job's, or a canceled one's (cancel
       -- keeps the due time); -1 when no live job is in the list; beyond any job when the
       -- record is gone (deleted: every later arrival is late, which is in order).
-      tailDue, tailSeq = -1, -1
+      meta.td, meta.ts = -1, -1
       if meta.wl > 0 then
         local last = redis.call("LINDEX", KW, -1)
         local tail = last and get(last)
         if type(tail) == "table" and not tail.bad then
-          tailDue, tailSeq = tail.due, tail.seq
+          meta.td, meta.ts = tail.due, tail.seq
         else
-          tailDue, tailSeq = 1e300, 1e300
+          meta.td, meta.ts = 1e300, 1e300
         end
       end
     end
     local due, seq = rec.due, rec.seq
-    if due > tailDue or (due == tailDue and seq > tailSeq) then
+    if due > meta.td or (due == meta.td and seq > meta.ts) then
       rec.flags = 0
       listAppend[#listAppend + 1] = id
       meta.wl = meta.wl + 1
       metaDirty = true
-      tailDue, tailSeq = due, seq
+      meta.td, meta.ts = due, seq
       return
     end
     rec.flags = 2 -- late
@@ -751,12 +754,11 @@ end
 
 --@
 -- Finishing a job: record fields, its zset, stats.
-local finishedAdds, FINISHED_KEYS, finishedTouched, finishedAny
+local finishedAdds, FINISHED_KEYS, finishedTouched
 --{
 finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
 FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
 finishedTouched = {}
-finishedAny = false
 --}
 
 -- NOW as a score argument, made once per call (string.format costs ~2,300 instructions).
@@ -778,7 +780,6 @@ end
 function flushFinished()
   for state, adds in pairs(finishedAdds) do
     if #adds > 0 then
-      finishedAny = true
       finishedTouched[state] = true
       for i = 1, #adds, 7998 do
         redis.call("ZADD", FINISHED_KEYS[state], unpack(adds, i, math.min(i + 7997, #adds)))
@@ -786,7 +787,7 @@ function flushFinished()
       finishedAdds[state] = {}
     end
   end
-  return finishedAny
+  return next(finishedTouched) ~= nil
 end
 
 --@

@@ -116,6 +116,8 @@ local delayedAdd = {}
 local earliest = nil
 -- Layout r: the seq before the call's first job (its header's base).
 local callBase = nil
+-- The seq of the last job of priority 0 this call appended to the list (general path).
+local lastAppended = nil
 
 if shared and sharedRunAt == nil then
   -- Fast path: jobs that share priority and publishedAt and have no runAt (publishMany's
@@ -236,6 +238,8 @@ else
           body = struct.pack(PREFIX, prio, meta.seq, NOW, publishedAt) .. texts[i],
           err = false, hist = "",
         }
+        -- the list's end is this call's last job appended, if any (see makeWaiting)
+        if lastAppended then meta.td, meta.ts = NOW, lastAppended end
         makeWaiting(id, rec)
         rawWrites[w + 1] = id
         rawWrites[w + 2] = encode(rec)
@@ -248,7 +252,7 @@ else
         if prio == 0 then
           listAppend[#listAppend + 1] = id
           meta.wl = meta.wl + 1
-          tailDue, tailSeq = NOW, meta.seq
+          lastAppended = meta.seq
         else
           prioAdd[#prioAdd + 1] = -prio
           prioAdd[#prioAdd + 1] = pmember(NOW, meta.seq, id)
