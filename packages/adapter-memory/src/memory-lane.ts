@@ -298,7 +298,7 @@ export class MemoryLaneImpl implements MemoryLane {
     const signal = options.signal;
     const waitMs = Math.min(options.waitMs, MAX_TIMER_MS);
     if (jobs.length > 0 || !(waitMs > 0) || !(limit > 0) || signal?.aborted) {
-      const result: ReserveResult = { jobs, ready: this.takeable() };
+      const result = this.result(jobs);
       return this.yieldDue(jobs.length) ? yieldThen(result) : Promise.resolve(result);
     }
     return new Promise<ReserveResult>((resolve) => {
@@ -376,6 +376,14 @@ export class MemoryLaneImpl implements MemoryLane {
       jobs.push(job);
     }
     return jobs;
+  }
+
+  /** A reserve's answer: its jobs, what is left to take and, with nothing left, what falls due next. */
+  private result(jobs: ReservedJob[]): ReserveResult {
+    const ready = this.shared.closed ? 0 : this.takeable();
+    if (ready > 0 || this.shared.closed || this.paused) return { jobs, ready };
+    const next = Math.min(this.delayed.peekKey(), this.leases.peekKey());
+    return next === Number.POSITIVE_INFINITY ? { jobs, ready } : { jobs, ready, nextDueAt: next };
   }
 
   /** Due jobs a reserve could take right now (0 while paused or at maxConcurrency). */
@@ -467,8 +475,8 @@ export class MemoryLaneImpl implements MemoryLane {
       this.leases.remove(rec);
       if (item.report !== undefined) this.storeReport(rec, item.report);
       // The delivery does not count: the next reserve hands out the same attempt number.
+      // Its due time stays: it has waited already, so it goes back to its place.
       rec.attempt--;
-      rec.dueAt = now;
       this.note(rec, now, "released");
       if (this.expiredBy(rec, now)) {
         this.expire(rec, now);
@@ -488,16 +496,24 @@ export class MemoryLaneImpl implements MemoryLane {
     this.maintain(now);
     const statuses: LockStatus[] = [];
     const expiresAt = now + leaseMs;
-    let changed = false;
+    // A lock named again in the call is lost after its first use, as in ack, nack and
+    // release (where the first use ends the lease).
+    let extended: Set<JobRecord> | undefined;
     for (const lock of locks) {
       const rec = this.byId.get(lock.jobId);
-      const status = this.lockStatus(rec, lock, now);
+      let status = this.lockStatus(rec, lock, now);
+      if (status === "ok" && rec !== undefined) {
+        extended ??= new Set();
+        if (extended.has(rec)) status = "lost";
+        else {
+          extended.add(rec);
+          rec.expiresAt = expiresAt;
+          this.leases.update(rec);
+        }
+      }
       statuses.push(status);
-      if (status !== "ok" || rec === undefined) continue;
-      changed = true;
-      rec.expiresAt = expiresAt;
-      this.leases.update(rec);
     }
+    const changed = extended !== undefined;
     if (changed) this.armWakeTimer();
     return statuses;
   }
@@ -1052,8 +1068,8 @@ export class MemoryLaneImpl implements MemoryLane {
     } else if (this.expiredBy(rec, now)) {
       this.expire(rec, now);
     } else {
-      // Due again from the moment its lease ended, so it keeps its place among equals.
-      rec.dueAt = rec.expiresAt;
+      // Its due time stays: it has waited already (its holder died or hung), so it goes
+      // back to the front of its priority, not behind the jobs put while it was held.
       this.setState(rec, "waiting");
       this.pushReady(rec);
     }
@@ -1141,7 +1157,7 @@ export class MemoryLaneImpl implements MemoryLane {
     if (waiter.timer !== undefined) this.clock.clearTimeout(waiter.timer);
     waiter.timer = undefined;
     if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    waiter.resolve({ jobs, ready: this.shared.closed ? 0 : this.takeable() });
+    waiter.resolve(this.result(jobs));
   }
 
   // ── state bookkeeping ────────────────────────────────────────────────────────────────

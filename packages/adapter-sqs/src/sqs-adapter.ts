@@ -123,6 +123,9 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     maxWaitMs: 20_000,
     timeResolutionMs: 1_000,
     exactCounts: false,
+    // Standard queues are not ordered; FIFO queues order each message group, not the lane;
+    // priority bands are drained highest first (see README, Order).
+    ordered: false,
     priorities,
     dedup: false,
     fencing: true,

@@ -12,6 +12,7 @@
  * suite waits in real time with short leases, polling instead of sleeping where it can.
  */
 import { afterAll, beforeAll, describe } from "vitest";
+import { registerContractTests } from "./contract-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
@@ -38,5 +39,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerWorkerTests(harness, options);
     registerWorkerFaultTests(harness, options);
     registerOperatorTests(harness, options);
+    registerContractTests(harness, options);
   });
 }

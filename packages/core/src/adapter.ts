@@ -186,6 +186,14 @@ export interface ReserveResult {
    * probing. Undefined when unknown.
    */
   ready?: number;
+  /**
+   * When `ready` is 0: the epoch ms (in the adapter's clock: the injected one, or the
+   * system clock) at which a job of this lane may become takeable, a delayed job or retry
+   * falling due or a lease running out, when the backend knows it cheaply. Early rather
+   * than late (a bound); undefined when nothing is scheduled or unknown. A worker serving
+   * several lanes ends a long poll on another lane at that time.
+   */
+  nextDueAt?: number;
 }
 
 /**
@@ -543,6 +551,13 @@ export interface Capabilities {
   timeResolutionMs: number;
   /** Counts and `ReserveResult.ready` are exact. */
   exactCounts: boolean;
+  /**
+   * Reserve takes due jobs in exactly the contract's order: higher priority first, then
+   * earlier due time, then put order (docs/adapter-contract.md says what a job's due time
+   * is after a retry, a release or a lease that ran out). False: roughly that order at
+   * best (SQS queues are not ordered).
+   */
+  ordered: boolean;
   /** Job-level priority inside one lane. */
   priorities: boolean;
   /** A second put with the same id is refused as "duplicate". */
@@ -627,6 +642,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
   return Object.freeze({
     ...limits,
     exactCounts: true,
+    ordered: true,
     priorities: true,
     dedup: true,
     fencing: true,

@@ -52,9 +52,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   };
 
   /** Idle local workers, woken at once by a publish from this process. */
-  const localPublishListeners = new Set<(lane: string) => void>();
-  const notifyLocalPublish = (lane: string) => {
-    for (const wake of localPublishListeners) wake(lane);
+  const localPublishListeners = new Set<(lane: string, dueAt?: number) => void>();
+  const notifyLocalPublish = (lane: string, dueAt?: number) => {
+    for (const wake of localPublishListeners) wake(lane, dueAt);
   };
   const workerHost: WorkerHost = {
     adapter,
@@ -105,7 +105,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
           task: task.name,
           status: r.status,
         });
-    notifyLocalPublish(task.lane);
+    notifyLocalPublish(task.lane, earliestRunAt(jobs));
     return results;
   };
 
@@ -253,4 +253,14 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       if (resolved.closeAdapter) await adapter.close();
     },
   };
+}
+
+/** The earliest runAt of `jobs` when every one is delayed; undefined when one is due now. */
+function earliestRunAt(jobs: readonly NewJob[]): number | undefined {
+  let at = Number.POSITIVE_INFINITY;
+  for (const job of jobs) {
+    if (job.runAt === undefined) return undefined;
+    if (job.runAt < at) at = job.runAt;
+  }
+  return at === Number.POSITIVE_INFINITY ? undefined : at;
 }

@@ -57,12 +57,14 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   const held = new HeldJobs();
   const stopSignal = new AbortController();
   const stopping = stopSignal.signal;
+  let loop: LaneLoop | undefined;
   const settler = createSettler({
     clock,
     random: host.random,
     events,
     held,
     maxBatch: caps.maxBatch,
+    onRetryScheduled: (ls, runAt) => loop?.retryScheduled(ls, runAt),
   });
   const reporter: Reporter | undefined = caps.reports
     ? createReporter({
@@ -103,7 +105,6 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   });
 
   let running = false;
-  let loop: LaneLoop | undefined;
   let loopDone: Promise<void> = Promise.resolve();
   let stopPromise: Promise<void> | undefined;
   let unsubscribe: (() => Promise<void>) | undefined;
@@ -188,6 +189,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
         store: stores[i] as LaneStore,
         hint: undefined,
         hintAt: 0,
+        nextDueAt: undefined,
         held: new Map(),
         waiting: pool.line(config.priority),
       }));

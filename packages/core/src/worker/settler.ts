@@ -60,6 +60,8 @@ export interface SettlerDeps {
   held: HeldJobs;
   /** The adapter's largest batch: larger settles go out in several calls. */
   maxBatch: number;
+  /** A retry of a job of `ls` at `runAt` was accepted by the backend. */
+  onRetryScheduled?(ls: LaneState, runAt: number): void;
 }
 
 export interface Settler {
@@ -101,7 +103,8 @@ interface CallKind<T> {
   requeue(p: Pending, item: T): void;
 }
 
-export function createSettler({ clock, random, events, held, maxBatch }: SettlerDeps): Settler {
+export function createSettler(deps: SettlerDeps): Settler {
+  const { clock, random, events, held, maxBatch, onRetryScheduled } = deps;
   const pendingByLane = new Map<LaneState, Pending>();
   let flushScheduled = false;
   /** Settling calls waiting to be retried: the timer of each, and how to give it up. */
@@ -260,7 +263,10 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         error: item.error,
       };
       if ("dead" in item) events.emit("failed", ref);
-      else events.emit("retrying", { ...ref, runAt: item.runAt });
+      else {
+        onRetryScheduled?.(ls, item.runAt);
+        events.emit("retrying", { ...ref, runAt: item.runAt });
+      }
     },
     requeue: (p, n) => p.nacks.push(n),
   };

@@ -33,7 +33,9 @@ export interface WorkerHost {
   openLane(name: string): Promise<LaneStore>;
   /**
    * Call `listener` with a lane's config name whenever this process publishes to it (or
-   * resumes it), so an idle worker wakes at once. Returns the function that stops it.
+   * resumes it), so an idle worker wakes at once; `dueAt` when every job published was
+   * delayed: the earliest runAt (the worker wakes then instead). Returns the function
+   * that stops it.
    */
-  onLocalPublish(listener: (lane: string) => void): () => void;
+  onLocalPublish(listener: (lane: string, dueAt?: number) => void): () => void;
 }
