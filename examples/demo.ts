@@ -9,6 +9,13 @@
  * end, a table per lane with a legend.
  *
  *   npm run demo
+ *   npm run demo -- --dashboard     # and the dashboard at http://127.0.0.1:3000/tasklane/ui/
+ *
+ * With --dashboard the management API and its dashboard (@tasklane/http,
+ * @tasklane/dashboard) are served on 127.0.0.1 (PORT, default 3000; 0 picks a free one)
+ * while the jobs run, and after: the worker keeps running, so dead jobs retried from the
+ * page run again, until Ctrl-C. Anyone on this machine may act on the demo's lanes (the
+ * handler allows anonymous writes, for this demo only: it listens on loopback).
  */
 import { setTimeout } from "node:timers/promises";
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
@@ -157,6 +164,59 @@ tl.events.on("failed", (e) => {
   settle();
 });
 
+/**
+ * The management API with the dashboard, on loopback. Imported here, not at the top: the
+ * plain demo does not load them.
+ */
+async function serveDashboard(): Promise<{ url: string; close(): Promise<void> }> {
+  const [
+    { createServer },
+    { createManagementHandler },
+    { createNodeListener },
+    { createDashboard },
+  ] = await Promise.all([
+    import("node:http"),
+    import("@tasklane/http"),
+    import("@tasklane/http/node"),
+    import("@tasklane/dashboard"),
+  ]);
+  const handler = createManagementHandler({
+    tasklane: tl,
+    basePath: "/tasklane",
+    // The demo's own lanes, on loopback only: no sign-in.
+    allowAnonymousWrites: true,
+    dashboard: createDashboard({ title: "tasklane demo" }),
+  });
+  const listener = createNodeListener(handler);
+  const server = createServer((req, res) =>
+    listener(req, res, () => {
+      res.writeHead(302, { location: "/tasklane/ui/" }).end();
+    }),
+  );
+  const port = Number(process.env.PORT ?? 3000);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(`port ${port} is in use: PORT=3001 npm run demo -- --dashboard picks another`)
+          : error,
+      ),
+    );
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : port}/tasklane/ui/`;
+  console.log(`dashboard: ${url}\n`);
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 function makeJob() {
   const r = random();
   const kind = r < 0.85 ? "ok" : r < 0.95 ? "flaky" : r < 0.99 ? "broken" : "fatal";
@@ -164,6 +224,7 @@ function makeJob() {
 }
 
 const worker = tl.worker({ concurrency: 50 });
+const dashboard = process.argv.includes("--dashboard") ? await serveDashboard() : undefined;
 await worker.start();
 const startedAt = performance.now();
 
@@ -213,7 +274,8 @@ if (interactive) process.stdout.write("\n");
 if (!finished) console.error("timed out after 25 s waiting for the last jobs");
 const elapsedS = (performance.now() - startedAt) / 1000;
 const metrics = worker.metrics();
-await worker.stop();
+// With the dashboard the worker keeps running: jobs retried from the page run again.
+if (dashboard === undefined) await worker.stop();
 
 const fmt = (ms: number) =>
   Number.isNaN(ms) ? "-" : ms < 1_000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`;
@@ -279,6 +341,18 @@ Percentiles are read from the lane's stats histogram (1, 2, 5, 10, 20, 50, 100, 
 then every second), interpolated within a bucket. In the progress line, "running now" is the
 number of handlers running as the line was printed, "avg" the mean since the previous line.`);
 const lost = counts.published - counts.succeeded - counts.dead;
+if (dashboard !== undefined) {
+  console.log(
+    `\nThe dashboard is still at ${dashboard.url} and the worker still runs (retry dead jobs there). Ctrl-C stops both.`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await worker.stop();
+  await dashboard.close();
+  console.log("Stopped: the worker and the dashboard are closed.");
+}
 await tl.close();
 if (lost !== 0) {
   console.error(`${lost} jobs did not finish`);

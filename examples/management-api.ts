@@ -14,12 +14,16 @@
  *   curl -N -H 'authorization: Bearer reader' localhost:3000/tasklane/events
  *   curl localhost:3000/tasklane/openapi.json -H 'authorization: Bearer reader'
  *
+ * The dashboard (@tasklane/dashboard) is at http://localhost:3000/tasklane/ui/: sign in
+ * with the token writer (or reader, to look without changing anything).
+ *
  * TASKLANE_ADAPTER=redis (REDIS_URL) or sqs picks another backend (adapter-from-env.ts).
  * Tokens here are fixed strings for the example; use your own authentication.
  */
 import { createServer } from "node:http";
 import { setTimeout } from "node:timers/promises";
 import { createTasklane, defineTask } from "@tasklane/core";
+import { createDashboard } from "@tasklane/dashboard";
 import { createManagementHandler } from "@tasklane/http";
 import { createNodeListener } from "@tasklane/http/node";
 import { z } from "zod";
@@ -64,6 +68,8 @@ const api = createNodeListener(
       const token = request.headers.get("authorization")?.replace(/^Bearer /, "");
       return (token !== undefined && TOKENS[token]) || false;
     },
+    // The web UI at /tasklane/ui/; it asks for a token and sends it as a bearer token.
+    dashboard: createDashboard(),
   }),
 );
 
@@ -80,7 +86,9 @@ const server = createServer((req, res) => {
 });
 const port = Number(process.env.PORT ?? 3000);
 server.listen(port, () =>
-  console.log(`management API on http://localhost:${port}/tasklane (tokens: reader, writer)`),
+  console.log(
+    `management API on http://localhost:${port}/tasklane, dashboard on http://localhost:${port}/tasklane/ui/ (tokens: reader, writer)`,
+  ),
 );
 
 async function shutdown() {

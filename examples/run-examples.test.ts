@@ -2,7 +2,8 @@
  * The examples, run the way the README says (`npm run example:…`, `npm run demo`), as real
  * processes on real backends: the HTTP service keeps every job it accepted through a
  * SIGTERM sent to the process the command starts, adapter-from-env.ts checks each
- * backend, and the demo's output agrees with itself.
+ * backend, the demo's output agrees with itself, and operator.ts gets every answer it
+ * expects.
  *
  *   npx vitest run --project examples   # starts its own redis-server and fauxqs
  */
@@ -212,6 +213,8 @@ describe("examples/http-service.ts", () => {
       const check = runExample("example:env", { TASKLANE_ADAPTER: "redis", REDIS_URL: redis.url });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
+      // The operator features, until the scripts have them.
+      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bresults\b.*\bexpiry$/);
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
@@ -224,7 +227,9 @@ describe("examples/adapter-from-env.ts", () => {
     expect(check.lines).toEqual([
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
-      expect.stringMatching(/^can: {5}exactCounts, priorities, .*, maxConcurrency$/),
+      expect.stringMatching(
+        /^can: {5}exactCounts, priorities, .*, maxConcurrency, results, .*, expiry$/,
+      ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
     ]);
@@ -249,7 +254,7 @@ describe("examples/adapter-from-env.ts", () => {
       });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: sqs (${sqs.endpoint})`);
-      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b/);
+      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry$/);
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
@@ -338,4 +343,18 @@ describe("examples/telemetry.ts", () => {
     if (service.proc.pid !== undefined) process.kill(service.proc.pid, "SIGTERM");
     expect((await finished(service)).code).toBe(0);
   }, 60_000);
+});
+
+describe("examples/operator.ts", () => {
+  it("answers every operator question as expected, then exits 0", async () => {
+    const tour = runExample("example:operator", {});
+    expect(await finished(tour)).toEqual({ code: 0, signal: null });
+    expect(tour.lines.at(-1)).toBe("every answer as expected");
+    expect(tour.lines.find((l) => l.startsWith("result:"))).toBe(
+      "result: cat-320.png, 13440 bytes",
+    );
+    expect(tour.lines.find((l) => l.startsWith("expiry:"))).toBe(
+      "expiry: expired; expired in lane slow: 1",
+    );
+  });
 });

@@ -55,6 +55,11 @@ const TOOLS = [
     usedBy: "the Valkey Cluster tests",
   },
   { path: "openssl", debian: "openssl", usedBy: "the TLS tests (test certificates)" },
+  {
+    path: env.CHROMIUM_BIN ?? "/usr/bin/chromium",
+    debian: "chromium",
+    usedBy: "the dashboard's browser tests (packages/dashboard/test, through playwright-core)",
+  },
 ];
 
 /** @param {string} path */
@@ -89,7 +94,7 @@ if (missing.length > 0) {
           ]
         : []),
       "or run `bash .ci/run`, which installs what is missing and then runs npm test.",
-      "Binaries elsewhere: set REDIS_SERVER_BIN, REDIS_CLI_BIN, VALKEY_SERVER_BIN, VALKEY_CLI_BIN.",
+      "Binaries elsewhere: set REDIS_SERVER_BIN, REDIS_CLI_BIN, VALKEY_SERVER_BIN, VALKEY_CLI_BIN, CHROMIUM_BIN.",
     ].join("\n"),
   );
   process.exit(1);

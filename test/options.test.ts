@@ -135,6 +135,11 @@ const notBooleans = ["true", 1, null, {}];
 const notFunctions = ["f", 1, null, {}];
 const nonFinite = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
 
+// at least 10 ms; it goes into a timer
+const REPORT_MS = {
+  bad: [9, 0, -1, MAX_TIMER_MS + 1, ...nonFinite, ...notNumbers],
+  good: [10, 1_000],
+};
 const count1: Row = { bad: [0, -1, 1.5, ...nonFinite, ...notNumbers], good: [1, 1_000] };
 const count0: Row = { bad: [-1, 1.5, ...nonFinite, ...notNumbers], good: [0, 7] };
 const bool: Row = { bad: notBooleans, good: [true, false] };
@@ -197,6 +202,7 @@ const tables: Table[] = [
       selector: { bad: ["fastest", "", 5, null, {}], good: ["lottery", createStrictPriority()] },
       namespace: { bad: ["", "v1.2", "x".repeat(33), ...notStrings], good: ["v1", "a_b-c"] },
       maxPayloadBytes: count1,
+      maxResultBytes: count1,
       clock: {
         bad: [{}, { now: () => 0 }, "clock", null],
         good: [createManualClock(), systemClock],
@@ -229,6 +235,7 @@ const tables: Table[] = [
       maxConcurrency: count1,
       maxStalls: count0,
       historyLimit: { bad: [-1, 1_001, 1.5, ...nonFinite, ...notNumbers], good: [0, 1_000] },
+      logLimit: { bad: [-1, 10_001, 1.5, ...nonFinite, ...notNumbers], good: [0, 10_000] },
       retention: { bad: ["1d", 5, null, []], good: [{}, { failed: { maxCount: 5 } }] },
       "retention.succeeded": { bad: ["x", 5, null], good: [{}, { maxAgeMs: 1 }] },
       "retention.succeeded.maxAgeMs": count1,
@@ -239,6 +246,9 @@ const tables: Table[] = [
       "retention.canceled": { bad: ["x", 5, null], good: [{}, { maxAgeMs: 60_000 }] },
       "retention.canceled.maxAgeMs": count1,
       "retention.canceled.maxCount": count0,
+      "retention.expired": { bad: ["x", 5, null], good: [{}, { maxCount: 10 }] },
+      "retention.expired.maxAgeMs": count1,
+      "retention.expired.maxCount": count0,
     },
   },
   {
@@ -253,6 +263,7 @@ const tables: Table[] = [
       name: { bad: ["", ...notStrings], good: ["t", "send-email"], field: "task.name" },
       lane: { bad: ["", ...notStrings], good: ["a"] },
       schema: { bad: [{}, null, "object", 5], good: [z.object({}), z.string()] },
+      result: { bad: [{}, null, "object", 5], good: [z.object({}), z.string()] },
       timeLimitMs: {
         bad: [0, -1, MAX_TIMER_MS + 1, ...nonFinite, ...notNumbers],
         good: [1, 0.5 + 1, 60_000],
@@ -294,6 +305,7 @@ const tables: Table[] = [
       // at least 10 ms, at most half the shortest lease (60 s by default)
       heartbeatMs: { bad: [9, 0, 30_001, ...nonFinite, ...notNumbers], good: [10, 30_000] },
       errorBackoffMs: { bad: [0, -1, 30_001, ...nonFinite, ...notNumbers], good: [1, 30_000] },
+      reportMs: REPORT_MS,
     },
   },
   {

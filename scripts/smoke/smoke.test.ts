@@ -52,6 +52,7 @@ const PACKAGES = [
   "adapter-sqs",
   "opentelemetry",
   "http",
+  "dashboard",
   "cli",
 ];
 
@@ -80,6 +81,7 @@ const ALONE: Record<string, string[]> = {
   "@tasklane/cli": [],
   // Express and Fastify are optional peers of their mounts
   "@tasklane/http": [],
+  "@tasklane/dashboard": [],
   // the Prometheus exporter is an optional peer of its subpath
   "@tasklane/opentelemetry": [OTEL_API],
 };

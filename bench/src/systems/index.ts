@@ -15,6 +15,15 @@ export const SYSTEMS: SystemEntry[] = [
     load: async () => (await import("./tasklane-memory.ts")).system,
   },
   {
+    name: "tasklane-memory-ops",
+    backend: "memory",
+    packageName: "@tasklane/adapter-memory",
+    priorities: true,
+    description:
+      "tasklane-memory with two tags, an expiry, a result and one progress report per job",
+    load: async () => (await import("./tasklane-memory-ops.ts")).system,
+  },
+  {
     name: "p-queue",
     backend: "memory",
     packageName: "p-queue",

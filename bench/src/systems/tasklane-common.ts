@@ -19,6 +19,19 @@ export const TASKLANE_LANE = {
 };
 
 /**
+ * The operator features a case uses per job (tasklane-memory-ops): what they cost shows
+ * against the same system without them.
+ */
+export interface OperatorUse {
+  /** Tags published with every job. */
+  tags: string[];
+  /** Every job expires this long after its publish (far beyond the case's run). */
+  expiresInMs: number;
+  /** The handler returns a small result and reports progress once. */
+  resultAndProgress: boolean;
+}
+
+/**
  * `laneName` becomes the tasklane lane name (unique per case). `onTeardown` runs after
  * the client closed (for what the system module created itself, such as a client it
  * injected into the adapter). Resolves once the lane is open (connection made, start-up
@@ -29,6 +42,7 @@ export async function tasklaneSystem(
   adapter: Adapter,
   laneName: string,
   onTeardown?: () => Promise<void>,
+  operator?: OperatorUse,
   clientOptions: Pick<TasklaneOptions, "instrumentation"> = {},
 ): Promise<SystemUnderTest> {
   let hooks: JobHooks | undefined;
@@ -41,6 +55,11 @@ export async function tasklaneSystem(
     run: async (payload, ctx) => {
       indexById.set(ctx.jobId, payload.i);
       hooks?.onStart(payload.i);
+      if (operator?.resultAndProgress) {
+        ctx.progress({ done: 1 });
+        return { i: payload.i };
+      }
+      return undefined;
     },
   });
   const tl = createTasklane({
@@ -57,16 +76,22 @@ export async function tasklaneSystem(
   });
   tl.events.on("error", () => {});
   let worker: Worker | undefined;
-  const item = (job: BenchJob) =>
-    job.priority === undefined
-      ? { payload: { i: job.i } }
-      : { payload: { i: job.i }, priority: job.priority };
+  const extra = operator ? { tags: operator.tags, expiresInMs: operator.expiresInMs } : {};
+  // Without the operator features the items are exactly what they were before them.
+  const item = operator
+    ? (job: BenchJob) => ({ payload: { i: job.i }, priority: job.priority ?? 0, ...extra })
+    : (job: BenchJob) =>
+        job.priority === undefined
+          ? { payload: { i: job.i } }
+          : { payload: { i: job.i }, priority: job.priority };
   await tl.lane(laneName).probe();
   return {
     async publish(job) {
       await (job.priority === undefined
-        ? tl.publish(noop, { i: job.i })
-        : tl.publish(noop, { i: job.i }, { priority: job.priority }));
+        ? operator
+          ? tl.publish(noop, { i: job.i }, extra)
+          : tl.publish(noop, { i: job.i })
+        : tl.publish(noop, { i: job.i }, { priority: job.priority, ...extra }));
     },
     async publishMany(jobs) {
       await tl.publishMany(noop, jobs.map(item));

@@ -44,6 +44,7 @@ async function setupWithTelemetry(env: SystemEnv, traces: boolean): Promise<Syst
       await tracerProvider.shutdown();
       await meterProvider.shutdown();
     },
+    undefined,
     { instrumentation: createTelemetry({ tracerProvider, meterProvider, traces }) },
   );
 }

@@ -27,7 +27,8 @@ export class JobRecord extends ListNode {
   readonly appData: string | undefined;
   /** The instrumentation's trace context (NewJob.traceContext), handed back with every delivery. */
   readonly traceContext: string | undefined;
-  readonly priority: number;
+  /** Changed in place only while delayed (not a key of the delayed heap); see setPriority. */
+  priority: number;
   readonly publishedAt: number;
   /** Put order inside the lane: the last ordering key. */
   readonly seq: number;
@@ -42,6 +43,10 @@ export class JobRecord extends ListNode {
   token = "";
   /** Lease end of the current reservation (meaningful while active). */
   expiresAt = 0;
+  /**
+   * Start of the current reservation while active (run-time stats); while delayed, when
+   * it became delayed (its `changedAt`): a delayed job has no reservation to time.
+   */
   reservedAt = 0;
   finishedAt: number | undefined = undefined;
   /** True when the job was canceled while active: its holder gets "canceled", not "lost". */
@@ -71,5 +76,33 @@ export class JobRecord extends ListNode {
     this.seq = seq;
     this.state = state;
     this.dueAt = dueAt;
+  }
+
+  /**
+   * A new record of the same job, in `state`: what a re-keyed waiting job (new priority,
+   * promoted) or a moved job becomes. The old record is dead from then on, which keeps the
+   * lazy heaps' rule that a stale entry never comes back to life (heap.ts). Its extras
+   * (extras.ts) move with it by the lane's hand.
+   */
+  static copy(rec: JobRecord, seq: number, state: JobState, dueAt: number): JobRecord {
+    const job: NewJob = {
+      id: rec.id,
+      task: rec.task,
+      payload: rec.payload,
+      priority: rec.priority,
+      publishedAt: rec.publishedAt,
+    };
+    if (rec.appData !== undefined) job.appData = rec.appData;
+    if (rec.traceContext !== undefined) job.traceContext = rec.traceContext;
+    const c = new JobRecord(job, seq, state, dueAt);
+    c.attempt = rec.attempt;
+    c.stalls = rec.stalls;
+    c.token = rec.token;
+    c.expiresAt = rec.expiresAt;
+    c.reservedAt = rec.reservedAt;
+    c.finishedAt = rec.finishedAt;
+    c.error = rec.error;
+    c.history = rec.history;
+    return c;
   }
 }

@@ -9,10 +9,14 @@ import {
   clockSchema,
   count,
   fullCapabilities,
+  type JobFinishedEvent,
+  type JobRef,
   type LaneStoreOptions,
   parseOptions,
   type SubscribeOptions,
   validateLaneStoreOptions,
+  type WorkerInfo,
+  type WorkerRegistration,
 } from "@tasklane/core/adapter";
 import { z } from "zod";
 import { type AdapterShared, type MemoryLane, MemoryLaneImpl } from "./memory-lane.ts";
@@ -40,6 +44,10 @@ export interface MemoryAdapter extends Adapter {
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
   ): Promise<() => Promise<void>>;
+  watch(jobs: JobRef[], listener: (event: JobFinishedEvent) => void): Promise<() => Promise<void>>;
+  registerWorker(worker: WorkerRegistration, ttlMs: number): Promise<void>;
+  deregisterWorker(id: string): Promise<void>;
+  workers(): Promise<WorkerInfo[]>;
 }
 
 const DEFAULT_MAX_JOBS = 1_000_000;
@@ -96,12 +104,33 @@ export function createMemoryAdapter(input: MemoryAdapterOptions = {}): MemoryAda
   /** The listeners that also want lifecycle events (see SubscribeOptions). */
   const lifecycleListeners = new Set<(event: AdapterEvent) => void>();
   const lanes = new Map<string, MemoryLaneImpl>();
+  /** Watchers by "<lane>\n<jobId>" (waitFor). */
+  const watchers = new Map<string, Set<(event: JobFinishedEvent) => void>>();
+  /** The worker registry: entries lapse at their expiresAt unless renewed. */
+  const registry = new Map<string, WorkerInfo>();
   const shared: AdapterShared = {
     clock,
     maxJobs,
     maxBatch: memoryCapabilities.maxBatch,
     closed: false,
     handedSinceYield: 0,
+    lanes,
+    watching: false,
+    finished(lane, jobId, state) {
+      const set = watchers.get(`${lane}\n${jobId}`);
+      if (set === undefined) return;
+      const event: JobFinishedEvent = { lane, jobId, state };
+      // After the operation is whole, like lifecycle events: a watcher reads it done.
+      queueMicrotask(() => {
+        for (const listener of [...set]) {
+          try {
+            listener(event);
+          } catch {
+            // a failing watcher must not break the others
+          }
+        }
+      });
+    },
     emit(event) {
       notify(listeners, event);
     },
@@ -155,11 +184,72 @@ export function createMemoryAdapter(input: MemoryAdapterOptions = {}): MemoryAda
       };
     },
 
+    async watch(jobs, listener) {
+      checkOpen();
+      if (!Array.isArray(jobs))
+        throw new ConfigError("jobs", jobs, "must be an array of { lane, jobId }");
+      const keys = jobs.map((j) => `${j.lane}\n${j.jobId}`);
+      // Wrapped so that one function watching twice gets two independent watches.
+      const wrapped = (event: JobFinishedEvent): void => listener(event);
+      for (const key of keys) {
+        let set = watchers.get(key);
+        if (set === undefined) {
+          set = new Set();
+          watchers.set(key, set);
+        }
+        set.add(wrapped);
+      }
+      shared.watching = watchers.size > 0;
+      return async () => {
+        for (const key of keys) {
+          const set = watchers.get(key);
+          if (set === undefined) continue;
+          set.delete(wrapped);
+          if (set.size === 0) watchers.delete(key);
+        }
+        shared.watching = watchers.size > 0;
+      };
+    },
+
+    async registerWorker(worker, ttlMs) {
+      checkOpen();
+      if (typeof worker?.id !== "string" || worker.id.length === 0) {
+        throw new ConfigError("worker.id", worker?.id, "must be a non-empty string");
+      }
+      if (!(Number.isFinite(ttlMs) && ttlMs > 0)) {
+        throw new ConfigError("ttlMs", ttlMs, "must be a positive number of ms");
+      }
+      const now = clock.now();
+      registry.set(worker.id, {
+        ...structuredClone(worker),
+        lastHeartbeatAt: now,
+        expiresAt: now + ttlMs,
+      });
+    },
+
+    async deregisterWorker(id) {
+      checkOpen();
+      registry.delete(id);
+    },
+
+    async workers() {
+      checkOpen();
+      const now = clock.now();
+      const live: WorkerInfo[] = [];
+      for (const [id, w] of registry) {
+        if (w.expiresAt <= now) registry.delete(id);
+        else live.push(structuredClone(w));
+      }
+      return live.sort((a, b) => a.startedAt - b.startedAt || (a.id < b.id ? -1 : 1));
+    },
+
     async close() {
       if (shared.closed) return;
       shared.closed = true;
       listeners.clear();
       lifecycleListeners.clear();
+      watchers.clear();
+      shared.watching = false;
       for (const lane of lanes.values()) lane.shutdown();
     },
   };

@@ -27,40 +27,66 @@
  *   timer for its own deadline.
  */
 import {
+  type AckItem,
   type AdapterEvent,
   addSample,
   type CancelResult,
+  type ChangeResult,
   type Clock,
   ClosedError,
   ConfigError,
   type DayStats,
   dayOf,
   emptyDayStats,
+  type FailureGroup,
+  type FinishedState,
   type JobError,
   type JobEvent,
+  type JobFilter,
+  type JobFinishedEvent,
   type JobInfo,
+  type JobPage,
+  type JobReport,
   type JobState,
+  type JobSummary,
   type LaneCounts,
   LaneFullError,
   type LaneStore,
   type LaneStoreOptions,
   type LifecycleEventType,
+  type ListFilter,
   type ListOptions,
   type Lock,
   type LockStatus,
+  type MoveResult,
   type NackItem,
   type NewJob,
   type PutResult,
   type ReleaseItem,
+  type ReportItem,
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
   type RetentionPolicy,
   type TimerHandle,
 } from "@tasklane/core/adapter";
+import { ExpiryIndex } from "./expiry-index.ts";
+import { Extras, type JobExtra } from "./extras.ts";
+import { FailureGroups } from "./failure-groups.ts";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
 import { LeaseIndex } from "./lease-index.ts";
+import { applyReport, keepResult } from "./reports.ts";
+import {
+  changedAtOf,
+  decodeCursor,
+  encodeCursor,
+  type ListPosition,
+  matches,
+  ParkedCursors,
+  statesOf,
+  summaryOf,
+} from "./search.ts";
 import { StateList } from "./state-list.ts";
 
 const DAY_MS = 86_400_000;
@@ -70,6 +96,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 const RETENTION_BUDGET = 256;
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 10_000;
+/** Jobs a listPage call examines at most (its page may come back short, with a cursor). */
+const SCAN_BUDGET = 10_000;
 /** Jobs handed out between two macrotask turns at most (see `yieldDue`). */
 const YIELD_EVERY_JOBS = 1000;
 /** Days of stats kept per lane (oldest dropped first). */
@@ -97,6 +125,12 @@ export interface AdapterShared {
   emit(event: AdapterEvent): void;
   /** A lifecycle event (or a cancel of a job nobody holds), delivered after the operation. */
   report(type: LifecycleEventType | "canceled", lane: string, jobId: string): void;
+  /** True while any job is watched (`watch`): only then do lanes report finishes. */
+  watching: boolean;
+  /** A job finished or left its lane: tell its watchers, after the operation. */
+  finished(lane: string, jobId: string, state: JobFinishedEvent["state"]): void;
+  /** The lanes of this adapter, to check a move's target. */
+  readonly lanes: ReadonlyMap<string, MemoryLaneImpl>;
 }
 
 /** The lifecycle event each history entry reports (see LifecycleEventType). */
@@ -109,10 +143,12 @@ const LIFECYCLE: Partial<Record<JobEvent["event"], LifecycleEventType>> = {
   stalled: "stalled",
   released: "released",
   retried: "retried",
+  expired: "expired",
+  moved: "moved",
 };
 
 interface RetentionRule {
-  state: "succeeded" | "failed" | "canceled";
+  state: FinishedState;
   maxAgeMs: number | undefined;
   maxCount: number | undefined;
 }
@@ -137,6 +173,7 @@ export class MemoryLaneImpl implements MemoryLane {
   private maxConcurrency = Number.POSITIVE_INFINITY;
   private maxStalls = 0;
   private historyLimit = 0;
+  private logLimit = 100;
   private retentionRules: RetentionRule[] = [];
 
   private readonly byId = new Map<string, JobRecord>();
@@ -150,7 +187,14 @@ export class MemoryLaneImpl implements MemoryLane {
     succeeded: new StateList(),
     failed: new StateList(),
     canceled: new StateList(),
+    expired: new StateList(),
   };
+  /** Jobs published with an expiry, by expiry time (only they pay for it). */
+  private readonly expiring = new ExpiryIndex();
+  private readonly failureGroups = new FailureGroups();
+  private readonly parked = new ParkedCursors();
+  /** Tags, expiry, result, progress and logs, for the jobs that have any. */
+  private readonly extras = new Extras();
   private putSeq = 0;
   private tokenSeq = 0;
   private entrySeq = 0;
@@ -176,6 +220,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.maxConcurrency = options.maxConcurrency ?? Number.POSITIVE_INFINITY;
     this.maxStalls = options.maxStalls;
     this.historyLimit = options.historyLimit;
+    this.logLimit = options.logLimit ?? 100;
     this.retentionRules = retentionRules(options.retention);
     // A higher maxConcurrency may let waiting long polls take jobs now.
     this.afterChange();
@@ -225,8 +270,14 @@ export class MemoryLaneImpl implements MemoryLane {
     const rec = new JobRecord(job, this.putSeq++, isDelayed ? "delayed" : "waiting", dueAt);
     this.byId.set(rec.id, rec);
     this.enter(rec);
-    if (isDelayed) this.pushDelayed(rec);
-    else this.pushReady(rec);
+    if (isDelayed) {
+      rec.reservedAt = now;
+      this.pushDelayed(rec);
+    } else this.pushReady(rec);
+    if (job.tags !== undefined || job.expiresAt !== undefined) {
+      const expiresAt = this.extras.fromJob(rec, job)?.expiresAt;
+      if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
+    }
     this.note(rec, now, "published");
   }
 
@@ -247,7 +298,7 @@ export class MemoryLaneImpl implements MemoryLane {
     const signal = options.signal;
     const waitMs = Math.min(options.waitMs, MAX_TIMER_MS);
     if (jobs.length > 0 || !(waitMs > 0) || !(limit > 0) || signal?.aborted) {
-      const result: ReserveResult = { jobs, ready: this.takeable() };
+      const result = this.result(jobs);
       return this.yieldDue(jobs.length) ? yieldThen(result) : Promise.resolve(result);
     }
     return new Promise<ReserveResult>((resolve) => {
@@ -307,7 +358,7 @@ export class MemoryLaneImpl implements MemoryLane {
       rec.token = String(++this.tokenSeq);
       rec.reservedAt = now;
       rec.expiresAt = expiresAt;
-      this.move(rec, "active");
+      this.setState(rec, "active");
       this.leases.add(rec);
       addSample(stats.wait, now - rec.dueAt);
       this.note(rec, now, "reserved");
@@ -328,6 +379,14 @@ export class MemoryLaneImpl implements MemoryLane {
     return jobs;
   }
 
+  /** A reserve's answer: its jobs, what is left to take and, with nothing left, what falls due next. */
+  private result(jobs: ReservedJob[]): ReserveResult {
+    const ready = this.shared.closed ? 0 : this.takeable();
+    if (ready > 0 || this.shared.closed || this.paused) return { jobs, ready };
+    const next = Math.min(this.delayed.peekKey(), this.leases.peekKey());
+    return next === Number.POSITIVE_INFINITY ? { jobs, ready } : { jobs, ready, nextDueAt: next };
+  }
+
   /** Due jobs a reserve could take right now (0 while paused or at maxConcurrency). */
   private takeable(): number {
     if (this.paused) return 0;
@@ -337,7 +396,7 @@ export class MemoryLaneImpl implements MemoryLane {
 
   // ── ack, nack, release, extend ───────────────────────────────────────────────────────
 
-  async ack(locks: Lock[]): Promise<LockStatus[]> {
+  async ack(locks: AckItem[]): Promise<LockStatus[]> {
     this.check();
     const now = this.clock.now();
     this.maintain(now);
@@ -351,6 +410,9 @@ export class MemoryLaneImpl implements MemoryLane {
       changed = true;
       this.leases.remove(rec);
       addSample(this.dayStats(now).run, now - rec.reservedAt);
+      // A plain lock carries neither: one check each for the common ack.
+      if (lock.result !== undefined) keepResult(this.extras, rec, lock.result);
+      if (lock.report !== undefined) this.storeReport(rec, lock.report);
       this.finish(rec, "succeeded", now);
       this.note(rec, now, "succeeded");
     }
@@ -374,6 +436,7 @@ export class MemoryLaneImpl implements MemoryLane {
       const stats = this.dayStats(now);
       addSample(stats.run, now - rec.reservedAt);
       rec.error = item.error;
+      if (item.report !== undefined) this.storeReport(rec, item.report);
       if ("dead" in item && item.dead === true) {
         stats.failures++;
         this.finish(rec, "failed", now);
@@ -382,14 +445,16 @@ export class MemoryLaneImpl implements MemoryLane {
         stats.retries++;
         const runAt = "runAt" in item && Number.isFinite(item.runAt) ? item.runAt : now;
         rec.dueAt = runAt;
-        if (runAt > now) {
-          this.move(rec, "delayed");
+        this.note(rec, now, "retrying", item.error.message);
+        if (this.expiredBy(rec, now)) this.expire(rec, now);
+        else if (runAt > now) {
+          this.setState(rec, "delayed");
+          rec.reservedAt = now;
           this.pushDelayed(rec);
         } else {
-          this.move(rec, "waiting");
+          this.setState(rec, "waiting");
           this.pushReady(rec);
         }
-        this.note(rec, now, "retrying", item.error.message);
       }
     }
     if (changed) this.afterFinish(now);
@@ -409,12 +474,17 @@ export class MemoryLaneImpl implements MemoryLane {
       if (status !== "ok" || rec === undefined) continue;
       changed = true;
       this.leases.remove(rec);
+      if (item.report !== undefined) this.storeReport(rec, item.report);
       // The delivery does not count: the next reserve hands out the same attempt number.
+      // Its due time stays: it has waited already, so it goes back to its place.
       rec.attempt--;
-      rec.dueAt = now;
-      this.move(rec, "waiting");
-      this.pushReady(rec);
       this.note(rec, now, "released");
+      if (this.expiredBy(rec, now)) {
+        this.expire(rec, now);
+        continue;
+      }
+      this.setState(rec, "waiting");
+      this.pushReady(rec);
     }
     if (changed) this.afterChange();
     return statuses;
@@ -427,16 +497,24 @@ export class MemoryLaneImpl implements MemoryLane {
     this.maintain(now);
     const statuses: LockStatus[] = [];
     const expiresAt = now + leaseMs;
-    let changed = false;
+    // A lock named again in the call is lost after its first use, as in ack, nack and
+    // release (where the first use ends the lease).
+    let extended: Set<JobRecord> | undefined;
     for (const lock of locks) {
       const rec = this.byId.get(lock.jobId);
-      const status = this.lockStatus(rec, lock, now);
+      let status = this.lockStatus(rec, lock, now);
+      if (status === "ok" && rec !== undefined) {
+        extended ??= new Set();
+        if (extended.has(rec)) status = "lost";
+        else {
+          extended.add(rec);
+          rec.expiresAt = expiresAt;
+          this.leases.update(rec);
+        }
+      }
       statuses.push(status);
-      if (status !== "ok" || rec === undefined) continue;
-      changed = true;
-      rec.expiresAt = expiresAt;
-      this.leases.update(rec);
     }
+    const changed = extended !== undefined;
     if (changed) this.armWakeTimer();
     return statuses;
   }
@@ -471,6 +549,7 @@ export class MemoryLaneImpl implements MemoryLane {
       failed: l.failed.size,
       succeeded: l.succeeded.size,
       canceled: l.canceled.size,
+      expired: l.expired.size,
     };
   }
 
@@ -603,11 +682,15 @@ export class MemoryLaneImpl implements MemoryLane {
   }
 
   private retry(rec: JobRecord, now: number): void {
+    this.failureGroups.leave(rec);
     rec.attempt = 0;
     rec.stalls = 0;
     rec.finishedAt = undefined;
+    // Retried by hand: an operator wants it run, whatever its expiry said.
+    const extra = this.extras.get(rec);
+    if (extra !== undefined) extra.expiresAt = undefined;
     rec.dueAt = now;
-    this.move(rec, "waiting");
+    this.setState(rec, "waiting");
     this.pushReady(rec);
     this.note(rec, now, "retried");
   }
@@ -623,6 +706,7 @@ export class MemoryLaneImpl implements MemoryLane {
       else if (rec.state === "delayed") this.delayed.remove(rec);
       this.drop(rec);
       this.shared.report("deleted", this.name, id);
+      if (this.shared.watching) this.shared.finished(this.name, id, "deleted");
       removed++;
     }
     if (removed > 0) this.armWakeTimer();
@@ -653,6 +737,293 @@ export class MemoryLaneImpl implements MemoryLane {
     return s === undefined ? undefined : structuredClone(s);
   }
 
+  // ── operator features ────────────────────────────────────────────────────────────────
+
+  async report(items: ReportItem[]): Promise<LockStatus[]> {
+    this.check();
+    const now = this.clock.now();
+    this.maintain(now);
+    const statuses: LockStatus[] = [];
+    for (const item of items) {
+      const rec = this.byId.get(item.lock.jobId);
+      const status = this.lockStatus(rec, item.lock, now);
+      statuses.push(status);
+      if (status === "ok" && rec !== undefined) this.storeReport(rec, item);
+    }
+    return statuses;
+  }
+
+  private storeReport(rec: JobRecord, report: JobReport): void {
+    if (applyReport(this.extras, rec, report, this.logLimit)) {
+      this.shared.report("progress", this.name, rec.id);
+    }
+  }
+
+  /**
+   * One page of a search: the states' lists walked in order of entry from where the last
+   * page ended (a cursor node parked there, or found again by entrySeq), at most
+   * SCAN_BUDGET jobs examined per call. Jobs entering a state after the first page have a
+   * higher entrySeq than the cursor's bound and are not listed.
+   */
+  async listPage(filter: ListFilter, cursor?: string): Promise<JobPage<JobSummary>> {
+    this.check();
+    this.maintain(this.clock.now());
+    const states = statesOf(filter);
+    const pageSize = Math.max(
+      1,
+      Math.min(MAX_PAGE_SIZE, Math.floor(filter.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
+    );
+    const summary = filter.fields === "summary";
+    const pos: ListPosition =
+      cursor === undefined
+        ? { state: 0, after: 0, bound: this.entrySeq, handle: 0 }
+        : decodeCursor(cursor);
+    const jobs: JobSummary[] = [];
+    let budget = Math.max(SCAN_BUDGET, pageSize);
+    while (pos.state < states.length) {
+      const list = this.lists[states[pos.state] as JobState];
+      const parked = pos.handle > 0 ? this.parked.get(pos.handle, list) : undefined;
+      let node: ListNode;
+      if (parked !== undefined) node = parked.node.next;
+      else {
+        // The parked node is gone (evicted, or another lane's cursor): find the place again.
+        node = list.root.next;
+        while (node !== list.root && (!node.isJob || node.entrySeq <= pos.after)) node = node.next;
+      }
+      let more = false;
+      for (; node !== list.root; node = node.next) {
+        if (!node.isJob) continue;
+        // Lists are in order of entry: from here on every job entered after the listing began.
+        if (node.entrySeq > pos.bound) break;
+        if (jobs.length >= pageSize || budget <= 0) {
+          more = true;
+          break;
+        }
+        budget--;
+        const rec = node as JobRecord;
+        pos.after = rec.entrySeq;
+        const extra = this.extras.get(rec);
+        if (matches(rec, filter, extra)) {
+          jobs.push(summary ? summaryOf(rec, this.name, extra) : this.info(rec));
+        }
+      }
+      if (more) {
+        if (parked !== undefined) list.moveCursorBefore(parked.node, node);
+        else {
+          const parkedNode = new ListNode(false);
+          list.addCursor(parkedNode);
+          list.moveCursorBefore(parkedNode, node);
+          pos.handle = this.parked.park(list, parkedNode);
+        }
+        return { jobs, cursor: encodeCursor(pos) };
+      }
+      if (parked !== undefined) this.parked.release(pos.handle);
+      pos.handle = 0;
+      pos.after = 0;
+      pos.state++;
+    }
+    return { jobs };
+  }
+
+  async count(filter: JobFilter): Promise<number> {
+    this.check();
+    const states = statesOf(filter);
+    this.maintain(this.clock.now());
+    const plain =
+      filter.task === undefined &&
+      filter.tag === undefined &&
+      filter.errorName === undefined &&
+      filter.since === undefined &&
+      filter.until === undefined;
+    let n = 0;
+    for (const state of states) {
+      const list = this.lists[state];
+      if (plain) {
+        n += list.size;
+        continue;
+      }
+      for (let node = list.root.next; node !== list.root; node = node.next) {
+        if (!node.isJob) continue;
+        const rec = node as JobRecord;
+        if (matches(rec, filter, this.extras.get(rec))) n++;
+      }
+    }
+    return n;
+  }
+
+  async failures(): Promise<FailureGroup[]> {
+    this.check();
+    this.maintain(this.clock.now());
+    return this.failureGroups.list(this.name);
+  }
+
+  async setPriority(ids: string[], priority: number): Promise<ChangeResult[]> {
+    this.check();
+    if (!Number.isInteger(priority))
+      throw new ConfigError("priority", priority, "must be an integer");
+    const now = this.clock.now();
+    this.maintain(now);
+    const results: ChangeResult[] = [];
+    let requeued = false;
+    for (const id of ids) {
+      const rec = this.byId.get(id);
+      if (rec === undefined) {
+        results.push("not_found");
+        continue;
+      }
+      if (rec.state === "delayed") {
+        // Not a key of the delayed heap: it applies when the job falls due.
+        rec.priority = priority;
+        this.note(rec, now, "prioritized", String(priority));
+      } else if (rec.state === "waiting") {
+        const copy = this.requeue(rec, priority);
+        this.note(copy, now, "prioritized", String(priority));
+        requeued = true;
+      } else {
+        results.push("wrong_state");
+        continue;
+      }
+      results.push("ok");
+    }
+    if (requeued) this.afterChange();
+    return results;
+  }
+
+  /** A waiting job under a new priority: a copy takes its place in the list and the ready heap. */
+  private requeue(rec: JobRecord, priority: number): JobRecord {
+    this.ready.remove(rec);
+    const copy = JobRecord.copy(rec, rec.seq, "waiting", rec.dueAt);
+    copy.priority = priority;
+    this.lists.waiting.replace(rec, copy);
+    this.byId.set(copy.id, copy);
+    this.pushReady(copy);
+    const expiresAt = this.extras.move(rec, copy)?.expiresAt;
+    if (expiresAt !== undefined) this.expiring.push(expiresAt, copy);
+    return copy;
+  }
+
+  async promote(ids: string[]): Promise<ChangeResult[]> {
+    this.check();
+    const now = this.clock.now();
+    this.maintain(now);
+    const results: ChangeResult[] = [];
+    let promoted = false;
+    for (const id of ids) {
+      const rec = this.byId.get(id);
+      if (rec === undefined) results.push("not_found");
+      else if (rec.state === "waiting") results.push("ok");
+      else if (rec.state !== "delayed") results.push("wrong_state");
+      else {
+        // A copy, due now: the record stays a stale entry of the delayed heap.
+        this.delayed.remove(rec);
+        this.lists.delayed.remove(rec);
+        const copy = JobRecord.copy(rec, rec.seq, "waiting", now);
+        this.byId.set(copy.id, copy);
+        this.enter(copy);
+        this.pushReady(copy);
+        const expiresAt = this.extras.move(rec, copy)?.expiresAt;
+        if (expiresAt !== undefined) this.expiring.push(expiresAt, copy);
+        this.note(copy, now, "promoted");
+        promoted = true;
+        results.push("ok");
+      }
+    }
+    if (promoted) this.afterChange();
+    return results;
+  }
+
+  /**
+   * Move jobs into `to`, a lane of this adapter, in one step (both lanes live in this
+   * process). A job held by a worker is taken from it: its lock is gone with the record
+   * (a late ack is "lost"), and a `put` event naming this lane aborts its handler.
+   */
+  async move(ids: string[], to: LaneStore): Promise<MoveResult[]> {
+    this.check();
+    const target = this.shared.lanes.get(to?.name);
+    if (target === undefined || target !== to) {
+      throw new ConfigError("to", to?.name, "must be a lane of the same memory adapter");
+    }
+    if (target === this) throw new ConfigError("to", to.name, "is the lane the jobs are in");
+    const now = this.clock.now();
+    this.maintain(now);
+    target.maintain(now);
+    const results: MoveResult[] = [];
+    const moving: JobRecord[] = [];
+    const seen = new Set<string>();
+    for (const id of ids) {
+      const rec = this.byId.get(id);
+      if (rec === undefined || seen.has(id)) results.push("not_found");
+      else if (
+        rec.state !== "waiting" &&
+        rec.state !== "delayed" &&
+        rec.state !== "active" &&
+        rec.state !== "failed"
+      ) {
+        results.push("finished");
+      } else if (target.byId.has(id)) results.push("duplicate");
+      else {
+        seen.add(id);
+        moving.push(rec);
+        results.push("moved");
+      }
+    }
+    // Checked before anything changes, as a put would: all of them fit, or none moves.
+    if (moving.length > 0 && target.pendingCount() + moving.length > this.shared.maxJobs) {
+      throw new LaneFullError(target.name, this.shared.maxJobs);
+    }
+    const taken: string[] = [];
+    for (const rec of moving) {
+      if (rec.state === "waiting") this.ready.remove(rec);
+      else if (rec.state === "delayed") this.delayed.remove(rec);
+      else if (rec.state === "active") {
+        this.leases.remove(rec);
+        taken.push(rec.id);
+      }
+      const extra = this.extras.get(rec);
+      this.drop(rec);
+      target.adopt(rec, extra, this.name, now);
+      if (this.shared.watching) this.shared.finished(this.name, rec.id, "moved");
+    }
+    if (moving.length > 0) {
+      this.armWakeTimer();
+      target.afterChange();
+    }
+    for (const jobId of taken) {
+      this.shared.emit({ type: "put", lane: this.name, jobId, toLane: target.name });
+    }
+    return results;
+  }
+
+  /** Take in a job moved from lane `from`: the same id and history, due as it was. */
+  private adopt(rec: JobRecord, extra: JobExtra | undefined, from: string, now: number): void {
+    const delayed = rec.state === "delayed" && rec.dueAt > now;
+    const dueAt = rec.state === "waiting" || delayed ? rec.dueAt : now;
+    const copy = JobRecord.copy(rec, this.putSeq++, delayed ? "delayed" : "waiting", dueAt);
+    copy.token = "";
+    if (rec.state === "active") {
+      // Interrupted by an operator, not by the job: the delivery does not count.
+      copy.attempt = Math.max(0, rec.attempt - 1);
+    } else if (rec.state === "failed") {
+      // Out of the dead letter set, as retryFailed does.
+      copy.attempt = 0;
+      copy.stalls = 0;
+      copy.finishedAt = undefined;
+      if (extra !== undefined) extra.expiresAt = undefined;
+    }
+    this.byId.set(copy.id, copy);
+    this.enter(copy);
+    if (delayed) {
+      copy.reservedAt = now;
+      this.pushDelayed(copy);
+    } else this.pushReady(copy);
+    if (extra !== undefined) this.extras.set(copy, extra);
+    this.note(copy, now, "moved", from);
+    const expiresAt = extra?.expiresAt;
+    if (expiresAt === undefined) return;
+    if (expiresAt <= now) this.expire(copy, now);
+    else this.expiring.push(expiresAt, copy);
+  }
+
   // ── life cycle ───────────────────────────────────────────────────────────────────────
 
   /** Called by the adapter's close: pending long polls return with no jobs. */
@@ -670,9 +1041,10 @@ export class MemoryLaneImpl implements MemoryLane {
 
   /** Promote due delayed jobs, reclaim expired leases, apply retention (bounded). */
   private maintain(now: number): void {
+    if (this.expiring.size > 0) this.sweepExpired(now);
     while (this.delayed.peekKey() <= now) {
       const rec = this.delayed.pop() as JobRecord;
-      this.move(rec, "waiting");
+      this.setState(rec, "waiting");
       this.pushReady(rec);
     }
     while (this.leases.peekKey() <= now) {
@@ -694,11 +1066,36 @@ export class MemoryLaneImpl implements MemoryLane {
       this.dayStats(now).failures++;
       this.finish(rec, "failed", now);
       this.note(rec, now, "failed", "stalled");
+    } else if (this.expiredBy(rec, now)) {
+      this.expire(rec, now);
     } else {
-      // Due again from the moment its lease ended, so it keeps its place among equals.
-      rec.dueAt = rec.expiresAt;
-      this.move(rec, "waiting");
+      // Its due time stays: it has waited already (its holder died or hung), so it goes
+      // back to the front of its priority, not behind the jobs put while it was held.
+      this.setState(rec, "waiting");
       this.pushReady(rec);
+    }
+  }
+
+  /** Whether the job's expiry has come: it must never be handed out again. */
+  private expiredBy(rec: JobRecord, now: number): boolean {
+    const at = this.extras.get(rec)?.expiresAt;
+    return at !== undefined && at <= now;
+  }
+
+  /** An unstarted job's expiry came: out of its heap (if in one), into the expired state. */
+  private expire(rec: JobRecord, now: number): void {
+    if (rec.state === "waiting") this.ready.remove(rec);
+    else if (rec.state === "delayed") this.delayed.remove(rec);
+    this.finish(rec, "expired", now);
+    this.note(rec, now, "expired");
+  }
+
+  /** Expire every job whose expiry has come while it waits or is delayed. */
+  private sweepExpired(now: number): void {
+    for (let rec = this.expiring.popDue(now); rec !== undefined; rec = this.expiring.popDue(now)) {
+      // Left the lane, replaced by a copy, or running or finished now: not this entry's job.
+      if (this.byId.get(rec.id) !== rec) continue;
+      if (rec.state === "waiting" || rec.state === "delayed") this.expire(rec, now);
     }
   }
 
@@ -761,7 +1158,7 @@ export class MemoryLaneImpl implements MemoryLane {
     if (waiter.timer !== undefined) this.clock.clearTimeout(waiter.timer);
     waiter.timer = undefined;
     if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    waiter.resolve({ jobs, ready: this.shared.closed ? 0 : this.takeable() });
+    waiter.resolve(this.result(jobs));
   }
 
   // ── state bookkeeping ────────────────────────────────────────────────────────────────
@@ -787,21 +1184,27 @@ export class MemoryLaneImpl implements MemoryLane {
   }
 
   /** Move between state lists (the caller keeps the heaps right). */
-  private move(rec: JobRecord, state: JobState): void {
+  private setState(rec: JobRecord, state: JobState): void {
+    // Kept this small (reserve inlines it): a failed job joins its failure group in
+    // finish, and leaves it in retry and drop, the only ways out of the failed state.
     this.lists[rec.state].remove(rec);
     rec.state = state;
     this.enter(rec);
   }
 
-  private finish(rec: JobRecord, state: "succeeded" | "failed" | "canceled", now: number): void {
+  private finish(rec: JobRecord, state: FinishedState, now: number): void {
     rec.finishedAt = now;
-    this.move(rec, state);
+    this.setState(rec, state);
+    if (state === "failed") this.failureGroups.join(rec);
+    if (this.shared.watching) this.shared.finished(this.name, rec.id, state);
   }
 
   /** Forget a job that is in no heap. */
   private drop(rec: JobRecord): void {
+    if (rec.state === "failed") this.failureGroups.leave(rec);
     this.lists[rec.state].remove(rec);
     this.byId.delete(rec.id);
+    this.extras.delete(rec);
   }
 
   private applyRetention(now: number): void {
@@ -877,6 +1280,16 @@ export class MemoryLaneImpl implements MemoryLane {
     if (rec.appData !== undefined) info.appData = rec.appData;
     if (rec.finishedAt !== undefined) info.finishedAt = rec.finishedAt;
     if (rec.error !== undefined) info.error = copyError(rec.error);
+    info.changedAt = changedAtOf(rec);
+    const extra = this.extras.get(rec);
+    if (extra !== undefined) {
+      if (extra.tags !== undefined) info.tags = [...extra.tags];
+      if (extra.expiresAt !== undefined) info.expiresAt = extra.expiresAt;
+      if (extra.result !== undefined) info.result = extra.result;
+      if (extra.progress !== undefined) info.progress = extra.progress;
+      if (extra.logs !== undefined) info.logs = extra.logs.map((l) => ({ ...l }));
+      if (extra.logsDropped > 0) info.logsDropped = extra.logsDropped;
+    }
     return info;
   }
 }
@@ -914,7 +1327,7 @@ function copyError(error: JobError): JobError {
 function retentionRules(policy: RetentionPolicy | undefined): RetentionRule[] {
   const rules: RetentionRule[] = [];
   if (policy === undefined) return rules;
-  for (const state of ["succeeded", "failed", "canceled"] as const) {
+  for (const state of ["succeeded", "failed", "canceled", "expired"] as const) {
     const p = policy[state];
     if (p === undefined || (p.maxAgeMs === undefined && p.maxCount === undefined)) continue;
     rules.push({ state, maxAgeMs: p.maxAgeMs, maxCount: p.maxCount });

@@ -21,6 +21,23 @@ export class StateList {
     this.size--;
   }
 
+  /** Put `node` in `old`'s place (the same position and entrySeq); `old` leaves the list. */
+  replace(old: JobRecord, node: JobRecord): void {
+    node.entrySeq = old.entrySeq;
+    this.link(node, old);
+    unlink(old);
+  }
+
+  /** The job that entered this state last, skipping cursors. */
+  last(): JobRecord | undefined {
+    let n = this.root.prev;
+    while (n !== this.root) {
+      if (n.isJob) return n as JobRecord;
+      n = n.prev;
+    }
+    return undefined;
+  }
+
   /** The job that entered this state first, skipping cursors. */
   first(): JobRecord | undefined {
     let n = this.root.next;

@@ -39,6 +39,25 @@ describe("long-poll reserve", () => {
     expect(clock.pending()).toBe(0);
   });
 
+  it("says, with nothing left to take, when a job falls due or a lease runs out next", async () => {
+    const { lane } = await setup();
+    await lane.put([job("a"), job("later", { runAt: START + 5000 })]);
+    // a job is left: no due time
+    expect(await lane.reserve({ ...poll, limit: 0, waitMs: 0 })).toEqual({ jobs: [], ready: 1 });
+    const taken = await lane.reserve({ ...poll, leaseMs: 2000, waitMs: 0 });
+    expect(taken.jobs.map((j) => j.id)).toEqual(["a"]);
+    // the lease of "a" runs out first
+    expect(taken).toMatchObject({ ready: 0, nextDueAt: START + 2000 });
+    expect(await lane.ack(taken.jobs.map((j) => j.lock))).toEqual(["ok"]);
+    expect(await lane.reserve({ ...poll, waitMs: 0 })).toEqual({
+      jobs: [],
+      ready: 0,
+      nextDueAt: START + 5000,
+    });
+    await lane.pause();
+    expect(await lane.reserve({ ...poll, waitMs: 0 })).toEqual({ jobs: [], ready: 0 });
+  });
+
   it("is woken when an expired lease makes a job available again", async () => {
     const { clock, lane } = await setup({ maxStalls: 2 });
     await lane.put([job("a")]);

@@ -28,6 +28,7 @@ describe("get, list, counts, retention, history, stats", () => {
       attempt: 0,
       publishedAt: START,
       runAt: START + 10,
+      changedAt: START,
       history: [{ at: START, event: "published" }],
     });
     expect(await lane.get("nope")).toBeUndefined();
@@ -98,6 +99,7 @@ describe("get, list, counts, retention, history, stats", () => {
       succeeded: 0,
       failed: 0,
       canceled: 0,
+      expired: 0,
     });
   });
 

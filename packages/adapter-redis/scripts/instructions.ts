@@ -11,7 +11,10 @@
  *
  * Cases (default: all): put, reserve, reserveByRef, ack (one job a call); put1000 (1,000
  * fresh ids a call); reserve100, ack100, extend100, nack100 (100 jobs a call).
- * SCRIPTING=eval counts the EVAL form (default: the function library).
+ * SCRIPTING=eval counts the EVAL form (default: the function library). COLLECT=scripts
+ * counts only inside FCALL and EVALSHA: the whole server's count also holds its clock
+ * tick (serverCron, ten times a second, however many calls fit in it under valgrind), which
+ * moves it by a percent or two with the machine's load; compare two builds that way.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -148,6 +151,13 @@ async function measure(name: string, c: Case, scripting: ScriptingMode): Promise
     [
       "--tool=callgrind",
       "--instr-atstart=no",
+      ...(process.env.COLLECT === "scripts"
+        ? [
+            "--collect-atstart=no",
+            "--toggle-collect=fcallCommand",
+            "--toggle-collect=evalShaCommand",
+          ]
+        : []),
       `--callgrind-out-file=${out}`,
       REDIS_SERVER,
       ...["--port", String(port), "--bind", "127.0.0.1", "--dir", dir],
@@ -205,7 +215,9 @@ async function measure(name: string, c: Case, scripting: ScriptingMode): Promise
 const scripting = (process.env.SCRIPTING ?? "functions") as ScriptingMode;
 const names = process.argv.slice(2);
 for (const name of names) if (!CASES[name]) throw new Error(`no case ${name}`);
-console.log(`redis-server instructions (${scripting}), per call and per job`);
+console.log(
+  `redis-server instructions (${scripting}${process.env.COLLECT === "scripts" ? ", inside script commands" : ""}), per call and per job`,
+);
 for (const name of names.length > 0 ? names : Object.keys(CASES)) {
   const c = CASES[name] as Case;
   const total = await measure(name, c, scripting);

@@ -36,13 +36,16 @@ export interface AdapterShared {
   /**
    * Block on a wake-up marker for at most `ms`, with `next` sent behind the block (see
    * FollowUp). Resolves with its reply, or undefined when the wait was aborted or closed
-   * first or the call failed (the caller then runs it itself).
+   * first or the call failed (the caller then runs it itself). `dueInMs`: a job falls due
+   * then. The block is ended from here on time (BLPOP's own timeout ends on redis-server's
+   * next clock tick, up to 100 ms late at the default `hz` 10).
    */
   waitForWake(
     key: string,
     ms: number,
     signal: AbortSignal | undefined,
     next: FollowUp,
+    dueInMs?: number,
   ): Promise<unknown>;
 }
 

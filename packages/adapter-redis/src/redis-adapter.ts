@@ -8,6 +8,7 @@ import {
   isLifecycleEvent,
   type LaneStoreOptions,
   LIFECYCLE_EVENT_TYPES,
+  NO_OPERATOR_CAPABILITIES,
   parseOptions,
   type SubscribeOptions,
   settingsObject,
@@ -63,8 +64,9 @@ export interface RedisAdapterOptions {
   /**
    * Publish lifecycle events (pub/sub, on the events channel) for every job this adapter's
    * scripts move: every type of core's LIFECYCLE_EVENT_TYPES (`published`, `started`,
-   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`), and
-   * `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
+   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`; not
+   * the operator features' `expired`, `moved` and `progress`, which these scripts do not
+   * have yet), and `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
    * run and manage jobs; any process's `subscribe()` (or `tl.subscribe()`) then sees them.
    * Costs one PUBLISH per kind of event per script call (a JSON list of the call's ids)
    * and a message to every subscriber, workers included.
@@ -113,12 +115,21 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
 /** 100 years: effectively unbounded, still exact in epoch-ms doubles. */
 const LONG_MS = 100 * 365 * 86_400_000;
 
-export const redisCapabilities: Readonly<Capabilities> = fullCapabilities({
-  maxBatch: MAX_BATCH,
-  maxDelayMs: LONG_MS,
-  maxLeaseMs: LONG_MS,
-  maxWaitMs: 2_147_483_647,
-  timeResolutionMs: 1,
+/**
+ * Everything the contract describes, but the operator features (results, waitFor,
+ * reports, tags, search, failure groups, the worker registry, changing priority,
+ * promote, move, expiry): explicitly off until the scripts implement them against the
+ * conformance suite's operator tests, which skip them through these capabilities.
+ */
+export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
+  ...fullCapabilities({
+    maxBatch: MAX_BATCH,
+    maxDelayMs: LONG_MS,
+    maxLeaseMs: LONG_MS,
+    maxWaitMs: 2_147_483_647,
+    timeResolutionMs: 1,
+  }),
+  ...NO_OPERATOR_CAPABILITIES,
 });
 
 interface BlockingConn {
@@ -333,7 +344,7 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       }
     },
     track,
-    waitForWake(key, ms, signal, next) {
+    waitForWake(key, ms, signal, next, dueInMs) {
       if (shared.closed || signal?.aborted) return Promise.resolve(undefined);
       let conn = blocking.find((c) => !c.busy);
       if (conn === undefined) {
@@ -356,9 +367,11 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       c.busy = true;
       return new Promise<unknown>((resolve) => {
         let settled = false;
+        let dueTimer: ReturnType<typeof setTimeout> | undefined;
         const finish = (value: unknown) => {
           if (settled) return;
           settled = true;
+          if (dueTimer !== undefined) clearTimeout(dueTimer);
           signal?.removeEventListener("abort", onAbort);
           pendingWaits.delete(onAbort);
           resolve(value);
@@ -368,18 +381,36 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
           // another process's wakes spuriously (harmless), ours then ends within maxBlockMs.
           client.lpush(key, "1").catch(() => {});
         };
-        const onAbort = () => {
-          finish(undefined);
-          // Free the connection at once: CLIENT UNBLOCK on a single server; on Cluster (no
-          // per-node client id at hand) or when the ACL refuses it, a wake-up marker. Also
-          // on close: the follow-up's reply must come back (close() waits for it).
+        // End the block now: CLIENT UNBLOCK on a single server; on Cluster (no per-node
+        // client id at hand) or when the ACL refuses it, a wake-up marker.
+        const unblock = () => {
           if (c.id !== undefined) {
             (client as Redis).client("UNBLOCK", c.id).catch(nudge);
           } else {
             nudge();
           }
         };
+        const onAbort = () => {
+          finish(undefined);
+          // Free the connection at once, also on close: the follow-up's reply must come
+          // back (close() waits for it).
+          unblock();
+        };
         signal?.addEventListener("abort", onAbort, { once: true });
+        // BLPOP's own timeout ends a block on redis-server's next clock tick, up to 100 ms
+        // late at the default hz 10: a job due at the end of a poll, or just after it, would
+        // start that late. On a single server the block is ended from here, on time (CLIENT
+        // UNBLOCK); elsewhere only for a job falling due, with a marker (which may wake
+        // another process's waiter instead: one that takes the job is as good).
+        const endMs = c.id !== undefined ? Math.min(ms, dueInMs ?? ms) : dueInMs;
+        if (endMs !== undefined && endMs <= ms) {
+          // The reserve behind the block runs when it ends, and its reply is ours.
+          dueTimer = setTimeout(() => {
+            dueTimer = undefined;
+            if (!settled) unblock();
+          }, endMs);
+          dueTimer.unref?.();
+        }
         pendingWaits.add(onAbort);
         const seconds = Math.max(0.001, Math.ceil(ms) / 1000).toFixed(3);
         // The BLPOP and the call behind it leave in one write (one syscall here, one read

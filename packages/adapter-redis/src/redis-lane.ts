@@ -16,6 +16,7 @@ import {
   type LockStatus,
   type NackItem,
   type NewJob,
+  type OperatorLaneMethod,
   type PutResult,
   type ReleaseItem,
   type ReservedJob,
@@ -32,7 +33,7 @@ import { type LaneKeys, laneKeys } from "./keys.ts";
 import { MAX_BY_REF_JOBS, newCallRef, packJobs } from "./put-batch.ts";
 import { runCall, SCRIPTS, ScriptCall, type ScriptName } from "./scripts.ts";
 
-const STATE_CODES: Record<JobState, number> = {
+const STATE_CODES: Partial<Record<JobState, number>> = {
   waiting: 1,
   delayed: 2,
   active: 3,
@@ -47,6 +48,8 @@ const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
 /** How long "the lane was left empty" is trusted by the next long poll, ms. */
 const IDLE_HINT_MS = 1_000;
+/** How long the least offset seen between redis-server's clock and ours is kept, ms. */
+const CLOCK_WINDOW_MS = 10_000;
 /** Fields per job in a reserve reply, and before the first job (see lua/reserve.lua). */
 const RESERVE_FIELDS = 7;
 const RESERVE_HEAD = 4;
@@ -60,8 +63,11 @@ interface QueuedPut {
 /** The reason a job whose stored text does not parse is handed out as malformed. */
 const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
 
-/** A Redis lane: every method of the contract, optional ones included. */
-export class RedisLane implements Required<LaneStore> {
+/**
+ * A Redis lane: every method of the contract, optional ones included, but the operator
+ * features' (their capabilities are false until the scripts have them).
+ */
+export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> {
   readonly name: string;
   private readonly shared: AdapterShared;
   private readonly keys: LaneKeys;
@@ -77,6 +83,13 @@ export class RedisLane implements Required<LaneStore> {
    * that takes jobs and leaves some passes the wake-up on.
    */
   private idle: { at: number; nextAt: number } | undefined = undefined;
+  /**
+   * redis-server's clock in this process's: the least `reply received − the script's
+   * TIME` seen in the last CLOCK_WINDOW_MS. A due time a reserve reports (server time)
+   * becomes a time here without the delay of the reply that carried it, which on a busy
+   * machine reached 50–125 ms, and a timer set from it would start the job that late.
+   */
+  private serverClock = { offsetMs: Number.NaN, at: 0 };
 
   constructor(name: string, options: LaneStoreOptions, shared: AdapterShared) {
     this.name = name;
@@ -252,16 +265,14 @@ export class RedisLane implements Required<LaneStore> {
     const idle = this.idle;
     if (waitMs > 0 && idle !== undefined && Date.now() - idle.at < IDLE_HINT_MS) {
       this.idle = undefined;
-      const blockMs = Math.min(
-        waitMs,
-        this.shared.maxBlockMs,
-        Math.max(1, idle.nextAt - Date.now()),
-      );
+      const dueInMs = Math.max(0, idle.nextAt - Date.now());
+      const blockMs = Math.min(waitMs, this.shared.maxBlockMs, dueInMs + 1);
       ready = await this.shared.waitForWake(
         this.keys.wake,
         blockMs,
         signal,
         this.reserveBehindBlock(args),
+        dueInMs,
       );
       if (ready === undefined && (signal?.aborted || this.shared.closed)) {
         return { jobs: [], ready: 0 };
@@ -270,31 +281,63 @@ export class RedisLane implements Required<LaneStore> {
     for (;;) {
       const reply = (ready ?? (await this.run("reserve", args))) as Array<string | number | null>;
       ready = undefined;
-      const result = parseReserve(reply);
-      const nextInMs = Number(reply[1]);
-      this.idle =
-        result.ready === 0
-          ? { at: Date.now(), nextAt: nextInMs >= 0 ? Date.now() + nextInMs : Infinity }
-          : undefined;
+      const result = this.reserveResult(reply, Date.now(), args[1] as number);
+      const nextAt = result.nextDueAt ?? Number.POSITIVE_INFINITY;
+      this.idle = result.ready === 0 ? { at: Date.now(), nextAt } : undefined;
       if (result.jobs.length > 0 || waitMs <= 0 || signal?.aborted || this.shared.closed) {
         return result;
       }
       const left = deadline - Date.now();
       if (left <= 0) return result;
       // Block on the wake-up key: a put into the empty lane, a resume or a freed slot
-      // pushes a marker; a delayed job falling due or a lease expiring ends the block.
-      let blockMs = Math.min(left, this.shared.maxBlockMs);
-      if (nextInMs >= 0) blockMs = Math.min(blockMs, nextInMs + 1);
+      // pushes a marker; a delayed job falling due or a lease expiring ends the block, on
+      // time (waitForWake ends it from here).
+      const dueInMs = Math.max(0, nextAt - Date.now());
+      const blockMs = Math.min(left, this.shared.maxBlockMs, dueInMs + 1);
       ready = await this.shared.waitForWake(
         this.keys.wake,
         blockMs,
         signal,
         this.reserveBehindBlock(args),
+        dueInMs,
       );
       if (ready === undefined && (signal?.aborted || this.shared.closed)) {
         return { jobs: [], ready: result.ready ?? 0 };
       }
     }
+  }
+
+  /**
+   * A reserve's reply, with its due time (server time, see lua/reserve.lua) as a time of
+   * this process (`serverClock`).
+   */
+  private reserveResult(
+    reply: Array<string | number | null>,
+    receivedAt: number,
+    leaseMs: number,
+  ): ReserveResult {
+    const result = parseReserve(reply);
+    // the script's TIME: every lease the call hands out ends leaseMs after it
+    const serverNow = Number(reply[3]) - leaseMs;
+    const clock = this.serverClock;
+    const offsetMs = receivedAt - serverNow;
+    if (!(offsetMs >= clock.offsetMs) || receivedAt - clock.at > CLOCK_WINDOW_MS) {
+      clock.offsetMs = offsetMs;
+      clock.at = receivedAt;
+    }
+    const nextAt = Number(reply[1]);
+    if (result.ready === 0 && nextAt >= 0) {
+      let local = nextAt + clock.offsetMs;
+      if (local <= receivedAt && nextAt > serverNow) {
+        // Due by the estimate, not yet by the server: the clocks moved apart since the
+        // least offset was seen (a wake-up this early would repeat): trust this reply.
+        clock.offsetMs = offsetMs;
+        clock.at = receivedAt;
+        local = nextAt + offsetMs;
+      }
+      result.nextDueAt = local;
+    }
+    return result;
   }
 
   /**
@@ -544,6 +587,7 @@ export class RedisLane implements Required<LaneStore> {
   }
 }
 
+/** A reserve's reply (see lua/reserve.lua), without its due time (see reserveResult). */
 function parseReserve(reply: Array<string | number | null>): ReserveResult {
   const jobs: ReservedJob[] = [];
   let token = Number(reply[2]);

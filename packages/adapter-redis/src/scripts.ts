@@ -49,8 +49,9 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 /**
  * Function flags (Redis 7). Under OOM (maxmemory reached, noeviction) a function without
  * `allow-oom` is refused whole: put then fails with nothing written, while every script a
- * worker or an operator needs to drain the lane runs (reserve, ack, ...). Read-only
- * scripts declare `no-writes`.
+ * worker or an operator needs to drain the lane runs (reserve, ack, ...). None is
+ * read-only: get and probe, like every script, first apply the jobs that fell due and the
+ * leases that ran out (see maintain() in lua/_common.lua).
  */
 const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   put: [],
@@ -65,8 +66,8 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   pause: ["allow-oom"],
   counts: ["allow-oom"],
   list: ["allow-oom"],
-  probe: ["no-writes"],
-  get: ["no-writes"],
+  probe: ["allow-oom"],
+  get: ["allow-oom"],
 };
 
 /**

@@ -443,6 +443,76 @@ describe("ordering", () => {
     expect(got.jobs.map((j) => j.id)).toEqual([early.id, later.id]);
   });
 
+  it("hands a job whose holder died out first again, ahead of a backlog of 20,000", async () => {
+    const q = await fresh();
+    const publishedAt = Date.now();
+    const jobs = Array.from({ length: 20_001 }, (_, n) =>
+      job({ freshId: true, publishedAt, payload: `{"n":${n}}` }),
+    );
+    for (let i = 0; i < jobs.length; i += 1_000) await q.put(jobs.slice(i, i + 1_000));
+    // a worker takes the first job and dies: its lease simply runs out
+    const [held] = (await q.reserve({ limit: 1, leaseMs: 300, waitMs: 0 })).jobs;
+    expect(held?.id).toBe(jobs[0]?.id);
+    await waitFor(async () => (await q.counts()).active === 0, "the lease to run out");
+    const got = await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 });
+    expect(got.jobs.map((j) => [j.id, j.attempt])).toEqual([
+      [jobs[0]?.id, 2],
+      [jobs[1]?.id, 1],
+      [jobs[2]?.id, 1],
+    ]);
+    expect(got.ready).toBe(19_998);
+  });
+
+  it("merges late arrivals with the list by due time and put order, past tombstones", async () => {
+    const q = await fresh();
+    const error = { name: "E", message: "m", reason: "error" as const };
+    const publishedAt = Date.now();
+    // one by-ref call (fresh ids, one publishedAt, due now): j0..j9 share their due time
+    const j = Array.from({ length: 10 }, () => job({ freshId: true, publishedAt }));
+    const names = new Map(j.map((x, i) => [x.id, `j${i}`]));
+    await q.put(j);
+    expect(await q.cancel([j[1]!.id, j[4]!.id])).toEqual(["canceled", "canceled"]);
+    const first = (await q.reserve({ limit: 3, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(first.map((x) => names.get(x.id))).toEqual(["j0", "j2", "j3"]);
+    const lockOf = (i: number) => first.find((x) => x.id === j[i]!.id)!.lock;
+    await waitFor(() => Date.now() > publishedAt + 2, "the clock to move");
+    const runAt = Date.now();
+    await waitFor(() => Date.now() > runAt + 2, "the clock to move");
+    const k = [job(), job(), job()];
+    for (const [i, x] of k.entries()) {
+      names.set(x.id, `k${i}`);
+      await q.put([x]);
+    }
+    // all three are late: due before the list's last job (k2)
+    expect(
+      await q.release([lockOf(3), lockOf(0)].map((lock) => ({ lock, uncounted: true as const }))),
+    ).toEqual(["ok", "ok"]);
+    expect(await q.nack([{ lock: lockOf(2), runAt, error }])).toEqual(["ok"]);
+    expect(await raw.zcount(laneKeys(prefix, q.name).all[3] as string, 0, 0)).toBe(3);
+    expect(await q.counts()).toMatchObject({ waiting: 11, canceled: 2 });
+    const order: string[] = [];
+    for (;;) {
+      const got = await q.reserve({ limit: 2, leaseMs: 10_000, waitMs: 0 });
+      if (got.jobs.length === 0) break;
+      for (const x of got.jobs) order.push(`${names.get(x.id)}:${x.attempt}`);
+    }
+    expect(order).toEqual([
+      "j0:1",
+      "j3:1",
+      "j5:1",
+      "j6:1",
+      "j7:1",
+      "j8:1",
+      "j9:1",
+      "j2:2",
+      "k0:1",
+      "k1:1",
+      "k2:1",
+    ]);
+    expect(await raw.exists(laneKeys(prefix, q.name).all[3] as string)).toBe(0);
+    expect(await raw.llen(laneKeys(prefix, q.name).all[2] as string)).toBe(0);
+  });
+
   /**
    * The records of `jobs` (from index `from`) are waiting records as put writes them: fresh
    * (state, priority, seq = index + 1, putAt from `before` on, publishedAt, the text), or,
@@ -862,8 +932,9 @@ describe("ordering", () => {
     expect(record.readDoubleBE(19)).toBe(score);
     expect(score).toBeGreaterThanOrEqual(before + 60_000 - 1_000);
     expect(score).toBeLessThanOrEqual(Date.now() + 60_000 + 1_000);
-    // an id named twice in one call (the general path) is extended for both
-    expect(await q.extend([y, y], 30_000)).toEqual(["ok", "ok"]);
+    // a lock named twice in one call (the general path) is extended once: lost after its
+    // first use, as in ack, nack and release
+    expect(await q.extend([y, y], 30_000)).toEqual(["ok", "lost"]);
     expect(await q.ack([x, y])).toEqual(["ok", "ok"]);
   });
 
@@ -899,6 +970,31 @@ describe("long polls", () => {
     const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
     expect(r.jobs[0]?.id).toBe(put.id);
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it("ends a block for a job falling due from here, not on redis-server's clock tick", async () => {
+    const unblocks = async () =>
+      Number(/cmdstat_client\|unblock:calls=(\d+)/.exec(await raw.info("commandstats"))?.[1] ?? 0);
+    const q = await fresh();
+    const put = job({ runAt: Date.now() + 300 });
+    await q.put([put]);
+    // nothing to take: the reply says when the job falls due, in this process's clock
+    const empty = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 });
+    expect(empty).toMatchObject({ jobs: [], ready: 0 });
+    // (late only by as much as the reply took to arrive: the first one this lane saw)
+    expect(empty.nextDueAt).toBeGreaterThan((put.runAt as number) - 1_000);
+    expect(empty.nextDueAt).toBeLessThanOrEqual((put.runAt as number) + 1_000);
+    // BLPOP's own timeout would end the block on the server's next clock tick, at hz 1 up
+    // to a second late: the adapter ends it at the due time
+    await raw.config("SET", "hz", "1");
+    try {
+      const before = await unblocks();
+      const r = await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
+      expect(r.jobs[0]?.id).toBe(put.id);
+      expect(await unblocks()).toBeGreaterThan(before);
+    } finally {
+      await raw.config("SET", "hz", "10");
+    }
   });
 
   it("an earlier delayed job put by another process shortens a long block", async () => {

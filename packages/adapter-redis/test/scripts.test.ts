@@ -34,7 +34,15 @@ describe("prelude sections", () => {
           (m) => (m[1] ?? "").split(",").map((n) => n.trim()),
         ),
       );
-      for (const name of ["load", "flushRecords", "maintain", "flushStats", "infoJson"]) {
+      for (const name of [
+        "load",
+        "flushRecords",
+        "maintain",
+        "maintainNow",
+        "makeWaiting",
+        "flushStats",
+        "infoJson",
+      ]) {
         if (new RegExp(`\\b${name}\\(`).test(script.source)) {
           expect(defined.has(name), `${script.name} defines ${name}`).toBe(true);
         }
@@ -42,7 +50,7 @@ describe("prelude sections", () => {
     }
     // a one-job ack needs far less than the whole prelude
     expect(SCRIPTS.ack.source).not.toMatch(/local function infoJson/);
-    expect(SCRIPTS.get.source).not.toMatch(/local function maintain/);
+    expect(SCRIPTS.extend.source).not.toMatch(/local function maintain/);
   });
 });
 
@@ -58,7 +66,8 @@ describe("the function library", () => {
     const flags = Object.fromEntries(registered);
     expect(flags.put).toBe("");
     expect(flags.reserve).toBe('"allow-oom"');
-    expect(flags.get).toBe('"no-writes"');
+    // get and probe apply due jobs and expired leases first: they write
+    expect(flags.get).toBe('"allow-oom"');
     for (const script of Object.values(SCRIPTS)) {
       expect(script.fn.startsWith(`${LIBRARY.name}_`)).toBe(true);
     }

@@ -123,6 +123,9 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     maxWaitMs: 20_000,
     timeResolutionMs: 1_000,
     exactCounts: false,
+    // Standard queues are not ordered; FIFO queues order each message group, not the lane;
+    // priority bands are drained highest first (see README, Order).
+    ordered: false,
     priorities,
     dedup: false,
     fencing: true,
@@ -140,6 +143,23 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     history: false,
     retention: false,
     maxConcurrency: false,
+    // The operator features: SQS keeps no job after it is deleted, cannot find a message
+    // by id, search, re-order or move one, and has no place to store anything beside the
+    // message. results, waitFor, reports, tags, search, failureGroups, changePriority,
+    // promote, move and expiry are out of reach for good. The worker registry is not:
+    // it needs a store beside SQS (workers could register elsewhere), so it is off until
+    // someone wants it.
+    results: false,
+    waitFor: false,
+    reports: false,
+    tags: false,
+    search: false,
+    failureGroups: false,
+    workers: false,
+    changePriority: false,
+    promote: false,
+    move: false,
+    expiry: false,
   };
 }
 

@@ -605,9 +605,10 @@ export class SqsLane implements LaneStore {
 
   async ack(locks: Lock[]): Promise<LockStatus[]> {
     this.#assertOpen();
+    const once = firstUses();
     return Promise.all(
       locks.map(async (lock): Promise<LockStatus> => {
-        const h = this.#live(lock);
+        const h = once(lock) ? this.#live(lock) : undefined;
         if (!h) return "lost";
         const r = await h.band.io.delete(h.handle);
         this.#held.delete(lock.token);
@@ -625,9 +626,10 @@ export class SqsLane implements LaneStore {
     this.#assertOpen();
     const seconds = Math.min(MAX_VISIBILITY_SECONDS, secondsFor(leaseMs));
     const before = Date.now();
+    const once = firstUses();
     return Promise.all(
       locks.map(async (lock): Promise<LockStatus> => {
-        const h = this.#live(lock);
+        const h = once(lock) ? this.#live(lock) : undefined;
         if (!h) return "lost";
         const r = await h.band.io.changeVisibility(h.handle, seconds);
         if (r === "ok") {
@@ -1041,6 +1043,21 @@ export class SqsPutError extends AdapterError {
     );
     this.failures = failures;
   }
+}
+
+/**
+ * A lock named again in one call is lost after its first use (the contract). nack and
+ * release forget the held message before their first await, so a repeat finds nothing;
+ * ack and extend keep it until SQS answers, so they ask this first (synchronously, in item
+ * order, before any item awaits).
+ */
+function firstUses(): (lock: Lock) => boolean {
+  const seen = new Set<string>();
+  return (lock) => {
+    if (seen.has(lock.token)) return false;
+    seen.add(lock.token);
+    return true;
+  };
 }
 
 function asError(error: unknown): Error {

@@ -78,6 +78,7 @@ describe("capabilities", () => {
       maxWaitMs: 20_000,
       timeResolutionMs: 1000,
       exactCounts: false,
+      ordered: false,
       priorities: false,
       dedup: false,
       fencing: true,

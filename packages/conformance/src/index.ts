@@ -12,8 +12,10 @@
  * suite waits in real time with short leases, polling instead of sleeping where it can.
  */
 import { afterAll, beforeAll, describe } from "vitest";
+import { registerContractTests } from "./contract-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
+import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
 import { registerTraceContextTests } from "./trace-context-tests.ts";
 import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
@@ -38,5 +40,7 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerWorkerTests(harness, options);
     registerWorkerFaultTests(harness, options);
     registerTraceContextTests(harness);
+    registerOperatorTests(harness, options);
+    registerContractTests(harness, options);
   });
 }

@@ -93,6 +93,32 @@ export function registerTraceContextTests(get: () => Harness): void {
       expect(await q.ack([stalled.lock])).toEqual(["ok"]);
     });
 
+    it("keeps it when a job's priority changes, it is promoted or moved (capabilities)", async (ctx) => {
+      const h = get();
+      if (!h.caps.changePriority && !h.caps.promote && !h.caps.move) return ctx.skip();
+      const q = await h.freshLane();
+      const other = await h.freshLane();
+      const waiting = h.job({ traceContext: TRACEPARENT });
+      const delayed = h.job({ traceContext: CARRIER, runAt: h.now() + 3_600_000 });
+      await q.put([waiting, delayed]);
+      if (h.caps.changePriority) expect(await q.setPriority?.([waiting.id], 7)).toEqual(["ok"]);
+      if (h.caps.promote) expect(await q.promote?.([delayed.id])).toEqual(["ok"]);
+      let from = q;
+      if (h.caps.move) {
+        const moved = h.caps.promote ? [waiting.id, delayed.id] : [waiting.id];
+        expect(await q.move?.(moved, other)).toEqual(moved.map(() => "moved"));
+        from = other;
+      }
+      const [first] = await h.reserveAll(from, 1, 10 * h.unit);
+      expect(first?.id).toBe(waiting.id);
+      expect(first?.traceContext).toBe(TRACEPARENT);
+      if (h.caps.promote) {
+        const [second] = await h.reserveAll(from, 1, 10 * h.unit);
+        expect(second?.id).toBe(delayed.id);
+        expect(second?.traceContext).toBe(CARRIER);
+      }
+    });
+
     it("keeps it for a dead letter retried by hand", async (ctx) => {
       const h = get();
       if (!h.caps.retryFailed) return ctx.skip();

@@ -9,14 +9,23 @@
  * Job state machine (every arrow is one atomic transition in the backend):
  *
  *   put ──► waiting ──reserve──► active ──ack──► succeeded ──retention──► gone
- *    │         ▲                   │
- *    └runAt──► delayed ──due───────┤◄── nack{runAt}  (core computed the backoff)
- *                                  ├─── nack{dead}   ──► failed (dead letter)
- *                                  ├─── lease expired ──► waiting, attempt counted on the
- *                                  │      next reserve; stalls > maxStalls ──► failed("stalled")
+ *    │       ▲  │  ▲               │
+ *    │       │  │  └─promote─┐     ├◄── nack{runAt}  (core computed the backoff)
+ *    └runAt──┼► delayed ─due─┴─────┤
+ *            │  │                  ├─── nack{dead}   ──► failed (dead letter)
+ *            │  │                  ├─── lease expired ──► waiting, attempt counted on the
+ *            │  │                  │      next reserve; stalls > maxStalls ──► failed("stalled")
+ *            │  └──────────────────┴─── expiresAt passed while waiting or delayed ──► expired
  *   any pending state ──cancel──► canceled        failed ──retryFailed──► waiting
+ *   waiting | delayed | active | failed ──move──► (moving) ──► waiting | delayed in the
+ *                                                  target lane, gone from the source
  *
- * Pending = waiting | delayed | active. Delivery is at least once.
+ * Pending = waiting | delayed | active. Finished = succeeded | failed | canceled | expired.
+ * Delivery is at least once. A move is one step on the memory adapter; on a backend
+ * where two lanes cannot change in one atomic step (Redis Cluster) it is crash-safe
+ * steps: the job is marked moving in the source (no longer handed out, its lock fenced),
+ * put by id into the target, then removed from the source; a later move of the same id
+ * completes one that was interrupted (docs/adapter-contract.md, "move").
  *
  * Fencing: each reservation gets a fresh `token`. `ack`, `nack` and `extend` with a token
  * that is no longer the job's current one return "lost" and change nothing, so a worker
@@ -26,13 +35,31 @@
 import { ConfigError } from "./errors.ts";
 import type { DayStats } from "./stats.ts";
 
+/** Every state a job can be in, in the order a listing across states visits them. */
+export const JOB_STATES = [
+  "waiting",
+  "delayed",
+  "active",
+  "succeeded",
+  "failed",
+  "canceled",
+  "expired",
+] as const;
+
 /** Where a job is in its life. */
-export type JobState = "waiting" | "delayed" | "active" | "succeeded" | "failed" | "canceled";
+export type JobState = (typeof JOB_STATES)[number];
+
+/** States a job does not leave by itself (retention removes it, an operator may retry or move it). */
+export type FinishedState = "succeeded" | "failed" | "canceled" | "expired";
 
 /** States a job can be canceled from. */
 export const PENDING_STATES: ReadonlyArray<JobState> = ["waiting", "delayed", "active"];
 
-/** Outcome of a lease-bound call, per lock. Races are values, never exceptions. */
+/**
+ * Outcome of a lease-bound call, per lock. Races are values, never exceptions. A job moved
+ * to another lane while held answers "lost": its holder learns of the move from the
+ * `put` event (AdapterEvent) and aborts with it.
+ */
 export type LockStatus = "ok" | "lost" | "canceled";
 
 /**
@@ -42,7 +69,8 @@ export type LockStatus = "ok" | "lost" | "canceled";
  * (the stored job or payload could not be decoded), "unknown_task" (no worker knows the
  * job's task), "invalid_payload" (the payload failed its schema when the worker decoded
  * it), "payload_too_large" (payload + appData found over the client's maxPayloadBytes,
- * left unparsed).
+ * left unparsed), "invalid_result" (the handler's return value failed its result schema,
+ * could not be encoded, or was over maxResultBytes).
  */
 export const FAIL_REASONS = [
   "error",
@@ -53,6 +81,7 @@ export const FAIL_REASONS = [
   "unknown_task",
   "invalid_payload",
   "payload_too_large",
+  "invalid_result",
 ] as const;
 export type FailReason = (typeof FAIL_REASONS)[number];
 
@@ -101,6 +130,17 @@ export interface NewJob {
    * well-formed text (`MAX_TRACE_CONTEXT_LENGTH`).
    */
   traceContext?: string;
+  /**
+   * Labels to find the job by (capability `tags`): `list({ tag })`, `count({ tag })`.
+   * Core sends 1-16 distinct non-empty strings of at most 128 characters; absent: none.
+   */
+  tags?: string[];
+  /**
+   * Epoch ms after which the job is never handed out (capability `expiry`): a job still
+   * waiting or delayed then (its first run or a retry) ends in the terminal state
+   * `expired`. Core makes sure it is after `runAt` and after the publish time.
+   */
+  expiresAt?: number;
 }
 
 export interface PutResult {
@@ -159,17 +199,69 @@ export interface ReserveResult {
    * probing. Undefined when unknown.
    */
   ready?: number;
+  /**
+   * When `ready` is 0: the epoch ms (in the adapter's clock: the injected one, or the
+   * system clock) at which a job of this lane may become takeable, a delayed job or retry
+   * falling due or a lease running out, when the backend knows it cheaply. Early rather
+   * than late (a bound); undefined when nothing is scheduled or unknown. A worker serving
+   * several lanes ends a long poll on another lane at that time.
+   */
+  nextDueAt?: number;
+}
+
+/**
+ * What a running job reported and the worker has not sent yet (capability `reports`):
+ * its latest progress and the log lines since its last report. It rides on `report`
+ * while the job runs and on the job's ack, nack or release, so the last report of a job
+ * is stored with its outcome in the same atomic step and is never lost.
+ */
+export interface JobReport {
+  /** Latest progress, encoded JSON (core bounds it: MAX_PROGRESS_BYTES). Replaces the stored one. */
+  progress?: string;
+  /** New log lines, oldest first, appended to the stored log (which keeps the last `logLimit`). */
+  logs?: JobLogLine[];
+  /** Lines the worker dropped (oldest first) before sending, added to `JobInfo.logsDropped`. */
+  logsDropped?: number;
+}
+
+/** One line of a job's log. */
+export interface JobLogLine {
+  /** Epoch ms (the worker's clock) when the handler logged it. */
+  at: number;
+  /** The delivery that logged it (JobInfo.attempt at the time). */
+  attempt: number;
+  /** At most MAX_LOG_LINE_LENGTH characters; a longer line is cut and marked by core. */
+  message: string;
+}
+
+/**
+ * One item of `ack`: the lock itself, with what the job leaves behind. Extends `Lock`, so
+ * an adapter without `results` or `reports` may read it as a plain lock, and an ack with
+ * nothing to store costs no extra object.
+ */
+export interface AckItem extends Lock {
+  /** The handler's return value, encoded JSON (capability `results`); absent: none. */
+  result?: string;
+  /** The job's last unsent report (capability `reports`). */
+  report?: JobReport;
 }
 
 export type NackItem =
-  | { lock: Lock; runAt: number; error: JobError }
-  | { lock: Lock; dead: true; error: JobError };
+  | { lock: Lock; runAt: number; error: JobError; report?: JobReport }
+  | { lock: Lock; dead: true; error: JobError; report?: JobReport };
 
 /** A nack with no delay, used to hand a job back untouched (shutdown, time budget). */
 export interface ReleaseItem {
   lock: Lock;
   /** When true the delivery does not count as an attempt. */
   uncounted: true;
+  /** The job's last unsent report (capability `reports`): a handler stopped at shutdown may have logged. */
+  report?: JobReport;
+}
+
+/** One item of `report`: a running job's progress and log lines, fenced by its lock. */
+export interface ReportItem extends JobReport {
+  lock: Lock;
 }
 
 export interface LaneCounts {
@@ -179,46 +271,194 @@ export interface LaneCounts {
   failed: number;
   succeeded: number;
   canceled: number;
+  /** Jobs that expired unstarted; present where the adapter has capability `expiry`. */
+  expired?: number;
 }
+
+/**
+ * What a history entry records: the lifecycle, plus "expired" (never handed out after its
+ * expiresAt), "promoted" (a delayed job made due now by hand), "prioritized" (its priority
+ * changed by hand; detail: the new priority) and "moved" (put into this lane from another;
+ * detail: the source lane).
+ */
+export const JOB_EVENT_TYPES = [
+  "published",
+  "reserved",
+  "succeeded",
+  "retrying",
+  "failed",
+  "stalled",
+  "canceled",
+  "released",
+  "retried",
+  "expired",
+  "promoted",
+  "prioritized",
+  "moved",
+] as const;
+export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 
 /** A history entry kept per job (bounded). */
 export interface JobEvent {
   at: number;
-  event:
-    | "published"
-    | "reserved"
-    | "succeeded"
-    | "retrying"
-    | "failed"
-    | "stalled"
-    | "canceled"
-    | "released"
-    | "retried";
+  event: JobEventType;
   detail?: string;
 }
 
-/** What `get` and `list` return. */
-export interface JobInfo {
+/**
+ * A job without its bulky parts: what `listPage` returns with `fields: "summary"`. The
+ * error keeps its name, message and reason, not its stack.
+ */
+export interface JobSummary {
   id: string;
   lane: string;
   task: string;
-  payload: string;
-  appData?: string;
   priority: number;
   state: JobState;
   /** Deliveries so far. */
   attempt: number;
   publishedAt: number;
   runAt: number;
+  /**
+   * Epoch ms when the job entered its current state (capability `search`; the time that
+   * `since` and `until` compare). Absent where the adapter does not keep it.
+   */
+  changedAt?: number;
   finishedAt?: number;
   error?: JobError;
+  /** Capability `tags`. */
+  tags?: string[];
+  /** Capability `expiry`: when an unstarted job expires. */
+  expiresAt?: number;
+}
+
+/** What `get` and `list` return. */
+export interface JobInfo extends JobSummary {
+  payload: string;
+  appData?: string;
   history: JobEvent[];
+  /** The handler's return value of the attempt that succeeded, encoded JSON (capability `results`). */
+  result?: string;
+  /** Latest progress reported, encoded JSON (capability `reports`); kept across attempts. */
+  progress?: string;
+  /** The last `logLimit` log lines, oldest first, across attempts (capability `reports`). */
+  logs?: JobLogLine[];
+  /** Log lines dropped so far to keep the log bounded (capability `reports`). */
+  logsDropped?: number;
 }
 
 export interface ListOptions {
   state: JobState;
   /** How many jobs the adapter fetches per round trip. Default adapter-specific. */
   pageSize?: number;
+}
+
+/**
+ * Which jobs a search means (capability `search`). Every given condition must hold;
+ * an empty filter matches every job of the lane.
+ */
+export interface JobFilter {
+  /** Only jobs in this state. Absent: every state (in the order of JOB_STATES). */
+  state?: JobState;
+  /** Only jobs of this task. */
+  task?: string;
+  /** Only jobs carrying this tag (capability `tags`). */
+  tag?: string;
+  /** Only jobs whose last error has this name (a failure group, see `failures`). */
+  errorName?: string;
+  /** Only jobs that entered their current state at or after this epoch ms (`changedAt`). */
+  since?: number;
+  /** Only jobs that entered their current state before this epoch ms (`changedAt`). */
+  until?: number;
+}
+
+/** A search, page by page (`listPage`). */
+export interface ListFilter extends JobFilter {
+  /** "summary": jobs without payload, appData, result, progress, logs, history or stack. Default "full". */
+  fields?: "full" | "summary";
+  /** Most jobs per page. Default 100; the adapter may cap it (memory 10,000, Redis 1,000). */
+  pageSize?: number;
+}
+
+/**
+ * One page of a search. `cursor` is opaque; pass it back for the next page. Undefined:
+ * the listing is complete. A page may hold fewer than `pageSize` jobs, even none, while
+ * a cursor is returned (an adapter bounds the work per call).
+ */
+export interface JobPage<J extends JobSummary = JobInfo> {
+  jobs: J[];
+  cursor?: string;
+}
+
+/** Failed jobs of one error name (qless's failure kinds), as `failures` returns them. */
+export interface FailureGroup {
+  /** The lane (its full name on the backend at adapter level; its config name from the client). */
+  lane: string;
+  /** The error name shared by the group's jobs, e.g. "TypeError", "StalledError". */
+  group: string;
+  /** Failed jobs in the group now. */
+  count: number;
+  /** The group's most recent failure. */
+  sample: { jobId: string; task: string; message: string; stack?: string; failedAt: number };
+}
+
+/** Per id, what `setPriority` and `promote` did. */
+export type ChangeResult =
+  | "ok" // changed (or, for promote, a waiting job that was already due)
+  | "not_found"
+  | "wrong_state"; // setPriority: not waiting or delayed; promote: not delayed or waiting
+
+/** Per id, what `move` did. */
+export type MoveResult =
+  | "moved" // in the target lane now, gone from the source
+  | "not_found"
+  | "finished" // succeeded, canceled or expired: not moved
+  | "duplicate"; // the target lane already holds a different job with this id: not moved
+
+/** A job named by lane (full name) and id, for `watch`. */
+export interface JobRef {
+  lane: string;
+  jobId: string;
+}
+
+/**
+ * What `watch` reports: a watched job reached a finished state, or left the lane (moved,
+ * deleted). Read the job to learn its outcome: the event may be lost (delivery is at
+ * most once), and the read is what a waiter trusts.
+ */
+export interface JobFinishedEvent {
+  lane: string;
+  jobId: string;
+  state: FinishedState | "moved" | "deleted";
+}
+
+/** A running worker as it registers itself (capability `workers`). */
+export interface WorkerRegistration {
+  /** Unique per worker (a random id chosen at creation). */
+  id: string;
+  host: string;
+  pid: number;
+  /** The lanes it serves, full names. */
+  lanes: string[];
+  concurrency: number;
+  /** Jobs whose lease it holds now (running and prefetched). */
+  held: number;
+  /** Jobs whose handler runs now. */
+  running: number;
+  /** Up to 100 of the jobs it holds (`held` is the true count). */
+  jobs: JobRef[];
+  /** Epoch ms the worker started. */
+  startedAt: number;
+  /** The tasklane version it runs. */
+  version: string;
+}
+
+/** A registered worker, as `workers` lists it. */
+export interface WorkerInfo extends WorkerRegistration {
+  /** Epoch ms (the backend's clock) of its last registration. */
+  lastHeartbeatAt: number;
+  /** Epoch ms (the backend's clock) when the entry lapses unless renewed. */
+  expiresAt: number;
 }
 
 export type CancelResult = "canceled" | "not_found" | "finished";
@@ -230,8 +470,11 @@ export type CancelResult = "canceled" | "not_found" | "finished";
  * `failed` (dead letter set), `stalled` (its lease expired and the adapter took it back;
  * `failed` follows when that was one stall too many), `released` (its worker handed it
  * back unrun, e.g. at shutdown: waiting again), `retried` (`retryFailed` took it out of
- * the dead letter set: waiting again), `deleted` (`delete` removed it). Cancellations are
- * `canceled` events. Every event but `deleted` matches an entry of the job's history.
+ * the dead letter set: waiting again), `deleted` (`delete` removed it). With the operator
+ * capabilities also: `expired` (capability `expiry`), `moved` (capability `move`; named by
+ * the target lane, the job's new home) and `progress` (capability `reports`: a report
+ * stored new progress or log lines; read the job for them). Cancellations are `canceled`
+ * events. Every event but `deleted` and `progress` matches an entry of the job's history.
  */
 export const LIFECYCLE_EVENT_TYPES = [
   "published",
@@ -243,6 +486,9 @@ export const LIFECYCLE_EVENT_TYPES = [
   "released",
   "retried",
   "deleted",
+  "expired",
+  "moved",
+  "progress",
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
@@ -254,7 +500,13 @@ export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
  */
 export type AdapterEvent =
   | { type: "canceled"; lane: string; jobId: string }
-  | { type: "put"; lane: string; jobId: string }
+  | {
+      type: "put";
+      lane: string;
+      jobId: string;
+      /** Set when the job was moved out of `lane` into this lane (full name): its holder aborts. */
+      toLane?: string;
+    }
   | { type: LifecycleEventType; lane: string; jobId: string };
 
 /** Whether an event only reports (a lifecycle event) rather than stopping a handler. */
@@ -278,6 +530,8 @@ export interface RetentionPolicy {
   succeeded?: { maxAgeMs?: number; maxCount?: number };
   failed?: { maxAgeMs?: number; maxCount?: number };
   canceled?: { maxAgeMs?: number; maxCount?: number };
+  /** Capability `expiry`. */
+  expired?: { maxAgeMs?: number; maxCount?: number };
 }
 
 /** Options core passes when opening a lane. */
@@ -289,6 +543,8 @@ export interface LaneStoreOptions {
   retention?: RetentionPolicy;
   /** Max history entries kept per job. */
   historyLimit: number;
+  /** Max log lines kept per job (capability `reports`); older ones are dropped and counted. Default 100. */
+  logLimit?: number;
 }
 
 /**
@@ -308,6 +564,13 @@ export interface Capabilities {
   timeResolutionMs: number;
   /** Counts and `ReserveResult.ready` are exact. */
   exactCounts: boolean;
+  /**
+   * Reserve takes due jobs in exactly the contract's order: higher priority first, then
+   * earlier due time, then put order (docs/adapter-contract.md says what a job's due time
+   * is after a retry, a release or a lease that ran out). False: roughly that order at
+   * best (SQS queues are not ordered).
+   */
+  ordered: boolean;
   /** Job-level priority inside one lane. */
   priorities: boolean;
   /** A second put with the same id is refused as "duplicate". */
@@ -330,7 +593,56 @@ export interface Capabilities {
   history: boolean;
   retention: boolean;
   maxConcurrency: boolean;
+
+  // Operator features (issue 24). Optional: an adapter that does not declare one lacks it.
+
+  /** `ack` stores `AckItem.result`; `get` and `listPage` return it. */
+  results?: boolean;
+  /** `watch`: finished events of watched jobs, from any process (what `waitFor` needs, with `get`). */
+  waitFor?: boolean;
+  /** `report`, and reports riding on ack, nack and release, stored; `get` returns progress and logs. */
+  reports?: boolean;
+  /** `NewJob.tags` stored and searchable (`tag` in filters; needs `search` to search). */
+  tags?: boolean;
+  /** `listPage` and `count` with every JobFilter condition; `changedAt` kept. */
+  search?: boolean;
+  /** `failures()`: failed jobs grouped by error name. */
+  failureGroups?: boolean;
+  /** `registerWorker`, `deregisterWorker`, `workers`. */
+  workers?: boolean;
+  /** `setPriority`. */
+  changePriority?: boolean;
+  /** `promote`. */
+  promote?: boolean;
+  /** `move`: to another lane of the same adapter, also while held (its holder gets a `put` event). */
+  move?: boolean;
+  /** `NewJob.expiresAt` honoured: the terminal state `expired`. */
+  expiry?: boolean;
 }
+
+/** The operator capabilities (issue 24), each one optional in Capabilities. */
+export const OPERATOR_CAPABILITIES = [
+  "results",
+  "waitFor",
+  "reports",
+  "tags",
+  "search",
+  "failureGroups",
+  "workers",
+  "changePriority",
+  "promote",
+  "move",
+  "expiry",
+] as const satisfies ReadonlyArray<keyof Capabilities>;
+export type OperatorCapability = (typeof OPERATOR_CAPABILITIES)[number];
+
+/** Every operator capability false: for adapters to spread over fullCapabilities() until they have them. */
+export const NO_OPERATOR_CAPABILITIES: Readonly<Record<OperatorCapability, false>> = Object.freeze(
+  Object.fromEntries(OPERATOR_CAPABILITIES.map((c) => [c, false])) as Record<
+    OperatorCapability,
+    false
+  >,
+);
 
 /** The limits every adapter declares; the rest of Capabilities says what it can do. */
 export type CapabilityLimits = Pick<
@@ -343,6 +655,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
   return Object.freeze({
     ...limits,
     exactCounts: true,
+    ordered: true,
     priorities: true,
     dedup: true,
     fencing: true,
@@ -360,6 +673,17 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     history: true,
     retention: true,
     maxConcurrency: true,
+    results: true,
+    waitFor: true,
+    reports: true,
+    tags: true,
+    search: true,
+    failureGroups: true,
+    workers: true,
+    changePriority: true,
+    promote: true,
+    move: true,
+    expiry: true,
   });
 }
 
@@ -368,7 +692,8 @@ export interface LaneStore {
   readonly name: string;
   put(jobs: NewJob[]): Promise<PutResult[]>;
   reserve(options: ReserveOptions): Promise<ReserveResult>;
-  ack(locks: Lock[]): Promise<LockStatus[]>;
+  /** Each item is a lock, with the job's result and last report where the adapter stores them. */
+  ack(items: AckItem[]): Promise<LockStatus[]>;
   nack(items: NackItem[]): Promise<LockStatus[]>;
   /** Hand jobs back, due now, without counting the delivery as an attempt. */
   release(items: ReleaseItem[]): Promise<LockStatus[]>;
@@ -390,7 +715,37 @@ export interface LaneStore {
   isPaused?(): Promise<boolean>;
   /** Daily wait/run stats, `day` as "YYYY-MM-DD" (UTC). */
   stats?(day: string): Promise<DayStats | undefined>;
+
+  // Operator features, by capability (docs/adapter-contract.md has the rules).
+
+  /** Store running jobs' progress and log lines (capability `reports`). Fenced like `extend`. */
+  report?(items: ReportItem[]): Promise<LockStatus[]>;
+  /** One page of a search (capability `search`), from `cursor` (absent: the first page). */
+  listPage?(filter: ListFilter, cursor?: string): Promise<JobPage<JobSummary>>;
+  /** How many jobs match (capability `search`): exact where `exactCounts`. */
+  count?(filter: JobFilter): Promise<number>;
+  /** Failed jobs grouped by error name, largest group first (capability `failureGroups`). */
+  failures?(): Promise<FailureGroup[]>;
+  /** Change waiting and delayed jobs' priority (capability `changePriority`). */
+  setPriority?(ids: string[], priority: number): Promise<ChangeResult[]>;
+  /** Make delayed jobs due now (capability `promote`). */
+  promote?(ids: string[]): Promise<ChangeResult[]>;
+  /**
+   * Move jobs (waiting, delayed, active or failed) to `to`, another lane of the same
+   * adapter, keeping their ids (capability `move`).
+   */
+  move?(ids: string[], to: LaneStore): Promise<MoveResult[]>;
 }
+
+/** The LaneStore methods of the operator capabilities, for `Required<Omit<LaneStore, …>>`. */
+export type OperatorLaneMethod =
+  | "report"
+  | "listPage"
+  | "count"
+  | "failures"
+  | "setPriority"
+  | "promote"
+  | "move";
 
 export interface Adapter {
   /** Short name used in errors ("memory", "redis", "sqs"). */
@@ -403,6 +758,21 @@ export interface Adapter {
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
   ): Promise<() => Promise<void>>;
+  /**
+   * Report every finished event of these jobs to `listener` (capability `waitFor`).
+   * Resolves once watching: a job that finishes after that is reported (at most once), so
+   * a waiter watches first and reads the job second. Returns the function that stops.
+   */
+  watch?(jobs: JobRef[], listener: (event: JobFinishedEvent) => void): Promise<() => Promise<void>>;
+  /**
+   * Register or renew a running worker for `ttlMs` (capability `workers`): the entry
+   * lapses unless renewed within that time.
+   */
+  registerWorker?(worker: WorkerRegistration, ttlMs: number): Promise<void>;
+  /** Remove a worker's entry at once (a stopping worker). */
+  deregisterWorker?(id: string): Promise<void>;
+  /** The registered workers whose entry has not lapsed, in order of `startedAt`. */
+  workers?(): Promise<WorkerInfo[]>;
   /** Idempotent. Later calls on the adapter or its lanes throw ClosedError. */
   close(): Promise<void>;
 }
@@ -421,13 +791,17 @@ export function validateLaneStoreOptions(options: LaneStoreOptions): void {
   if (!Number.isInteger(options.historyLimit) || options.historyLimit < 0) {
     throw new ConfigError("historyLimit", options.historyLimit, "must be an integer >= 0");
   }
+  const logLimit = options.logLimit;
+  if (logLimit !== undefined && (!Number.isInteger(logLimit) || logLimit < 0)) {
+    throw new ConfigError("logLimit", logLimit, "must be an integer >= 0");
+  }
   const mc = options.maxConcurrency;
   if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
     throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
   }
   const retention = options.retention;
   if (retention === undefined) return;
-  for (const state of ["succeeded", "failed", "canceled"] as const) {
+  for (const state of ["succeeded", "failed", "canceled", "expired"] as const) {
     const p = retention[state];
     if (p === undefined) continue;
     if (p.maxAgeMs !== undefined && !(p.maxAgeMs >= 0)) {

@@ -19,7 +19,12 @@ export type ErrorCode =
   | "UNRECOVERABLE"
   | "SHUTDOWN"
   | "ADAPTER"
-  | "UNKNOWN_TASK";
+  | "UNKNOWN_TASK"
+  | "RESULT_TOO_LARGE"
+  | "JOB_FAILED"
+  | "JOB_NOT_FOUND"
+  | "WAIT_TIMEOUT"
+  | "MOVED";
 
 export class TasklaneError extends Error {
   readonly code: ErrorCode;
@@ -47,16 +52,24 @@ export interface ValidationIssue {
   path: ReadonlyArray<PropertyKey>;
 }
 
-/** A payload failed its task's schema (at publish, or when a worker decodes it). */
+/**
+ * A payload failed its task's schema (at publish, or when a worker decodes it), or a
+ * handler's return value failed the task's `result` schema or could not be encoded as JSON
+ * (`subject` "Result"), or a value given to `ctx.progress` could not (`subject` "Progress").
+ */
 export class ValidationError extends TasklaneError {
   readonly task: string;
   readonly issues: ReadonlyArray<ValidationIssue>;
-  constructor(task: string, issues: ReadonlyArray<ValidationIssue>) {
+  constructor(
+    task: string,
+    issues: ReadonlyArray<ValidationIssue>,
+    subject: "Payload" | "Result" | "Progress" = "Payload",
+  ) {
     const detail = issues
       .slice(0, 5)
       .map((i) => `${i.path.length > 0 ? i.path.map(String).join(".") : "(root)"}: ${i.message}`)
       .join("; ");
-    super("VALIDATION", `Payload for task "${task}" failed its schema: ${detail}`);
+    super("VALIDATION", `${subject} for task "${task}" failed its schema: ${detail}`);
     this.task = task;
     this.issues = issues;
   }
@@ -162,6 +175,32 @@ export class UnknownTaskError extends TasklaneError {
   constructor(task: string) {
     super("UNKNOWN_TASK", `Unknown task "${task}"`);
     this.task = task;
+  }
+}
+
+/**
+ * A handler's return value is over the client's `maxResultBytes` once encoded. The
+ * attempt fails as unrecoverable: the job goes dead with reason "invalid_result".
+ */
+export class ResultTooLargeError extends TasklaneError {
+  readonly sizeBytes: number;
+  readonly limitBytes: number;
+  constructor(task: string, sizeBytes: number, limitBytes: number) {
+    super(
+      "RESULT_TOO_LARGE",
+      `Result of task "${task}" is ${sizeBytes} bytes encoded, over the limit of ${limitBytes} bytes`,
+    );
+    this.sizeBytes = sizeBytes;
+    this.limitBytes = limitBytes;
+  }
+}
+
+/** The job was moved to another lane while it ran (the `put` event): another worker runs it there. */
+export class MovedError extends TasklaneError {
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super("MOVED", `Job ${jobId} was moved to another lane`);
+    this.jobId = jobId;
   }
 }
 

@@ -8,27 +8,53 @@ export type {
   AdapterEvent,
   CancelResult,
   Capabilities,
+  ChangeResult,
   FailReason,
+  FailureGroup,
+  FinishedState,
   JobError,
   JobEvent,
+  JobFilter,
   JobInfo,
+  JobLogLine,
+  JobPage,
   JobState,
+  JobSummary,
   LaneCounts,
   LifecycleEventType,
+  ListFilter,
   ListOptions,
+  MoveResult,
   PutResult,
   RetentionPolicy,
+  WorkerInfo,
 } from "./adapter.ts";
-export { FAIL_REASONS, LIFECYCLE_EVENT_TYPES } from "./adapter.ts";
+export {
+  FAIL_REASONS,
+  JOB_EVENT_TYPES,
+  JOB_STATES,
+  LIFECYCLE_EVENT_TYPES,
+  OPERATOR_CAPABILITIES,
+} from "./adapter.ts";
 export { createTasklane } from "./client/create-tasklane.ts";
-export { MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "./client/job-encoder.ts";
+export {
+  MAX_JOB_PRIORITY,
+  MAX_TAG_LENGTH,
+  MAX_TAGS,
+  MIN_JOB_PRIORITY,
+} from "./client/job-encoder.ts";
 export type {
+  DeleteFilter,
+  JobView,
   LaneHandle,
   PublishItem,
   PublishOptions,
+  RetryTarget,
   Tasklane,
   TasklaneOptions,
+  WaitOptions,
 } from "./client/tasklane.ts";
+export { WAIT_POLL_MS } from "./client/wait-for.ts";
 export type { Clock, ManualClock, TimerHandle } from "./clock.ts";
 export { createManualClock, flushAsync, systemClock } from "./clock.ts";
 export type { ErrorCode, ValidationIssue } from "./errors.ts";
@@ -39,7 +65,9 @@ export {
   ConfigError,
   LaneFullError,
   LockLostError,
+  MovedError,
   PayloadTooLargeError,
+  ResultTooLargeError,
   ShutdownError,
   TasklaneError,
   TimeoutError,
@@ -58,6 +86,7 @@ export type {
   PublishTelemetry,
   WorkerView,
 } from "./instrumentation.ts";
+export { JobFailedError, JobNotFoundError, WaitTimeoutError } from "./job-errors.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";
 export type {
@@ -89,8 +118,18 @@ export {
 } from "./selectors/index.ts";
 export type { DayStats, Summary } from "./stats.ts";
 export { HISTOGRAM_BOUNDS_MS, percentile } from "./stats.ts";
-export type { AnyTask, JobContext, Task, TaskInput, TaskOptions } from "./task.ts";
+export type {
+  AnyTask,
+  JobContext,
+  RunReturn,
+  Task,
+  TaskInput,
+  TaskOptions,
+  TaskResult,
+} from "./task.ts";
 export { defineTask } from "./task.ts";
+export { VERSION } from "./version.ts";
 export type { Worker } from "./worker/create-worker.ts";
+export { MAX_LOG_LINE_LENGTH, MAX_PROGRESS_BYTES } from "./worker/report-buffer.ts";
 export type { WorkerMetrics } from "./worker/worker-metrics.ts";
 export type { StopOptions, WorkerOptions } from "./worker/worker-options.ts";

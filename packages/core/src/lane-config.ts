@@ -40,14 +40,20 @@ export const laneConfigSchema = z
     /** History entries kept per job. Default 20. */
     historyLimit: z.number().int().min(0).max(1000).default(20),
     /**
+     * Log lines kept per job (`ctx.log`, adapters with capability `reports`); older lines
+     * are dropped and counted in `logsDropped`. Default 100.
+     */
+    logLimit: z.number().int().min(0).max(10_000).default(100),
+    /**
      * How long finished jobs are kept, by age (ms) and count. Default: succeeded 1 day /
-     * 1,000 jobs; failed 7 days / 10,000 jobs; canceled 1 day / 1,000 jobs.
+     * 1,000 jobs; failed 7 days / 10,000 jobs; canceled and expired 1 day / 1,000 jobs.
      */
     retention: z
       .object({
         succeeded: retentionLimit.optional(),
         failed: retentionLimit.optional(),
         canceled: retentionLimit.optional(),
+        expired: retentionLimit.optional(),
       })
       .strict()
       .optional(),
@@ -61,6 +67,7 @@ export const DEFAULT_RETENTION: Required<RetentionPolicy> = {
   succeeded: { maxAgeMs: 86_400_000, maxCount: 1_000 },
   failed: { maxAgeMs: 7 * 86_400_000, maxCount: 10_000 },
   canceled: { maxAgeMs: 86_400_000, maxCount: 1_000 },
+  expired: { maxAgeMs: 86_400_000, maxCount: 1_000 },
 };
 
 /** Validate and fill defaults for one lane config. */
@@ -68,7 +75,7 @@ export function parseLaneConfig(input: unknown, field: string): LaneConfig {
   const parsed = parseOptions(laneConfigSchema, input, field);
   const retention: RetentionPolicy = { ...DEFAULT_RETENTION };
   const given = parsed.retention ?? {};
-  for (const kind of ["succeeded", "failed", "canceled"] as const) {
+  for (const kind of ["succeeded", "failed", "canceled", "expired"] as const) {
     const limit = given[kind];
     if (limit) retention[kind] = stripUndefined(limit);
   }

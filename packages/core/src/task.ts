@@ -23,14 +23,34 @@ export interface JobContext {
   readonly signal: AbortSignal;
   /** Renew the lease now (heartbeats also run on their own). Resolves false if it was lost. */
   heartbeat(): Promise<boolean>;
-  /** Report progress; emitted as a `progress` event. */
+  /**
+   * Report progress (any JSON value, at most MAX_PROGRESS_BYTES encoded, else
+   * PayloadTooLargeError is thrown here). Emitted as a `progress` event; where the adapter
+   * has capability `reports` the latest value is stored with the job (`getJob(id).progress`)
+   * and sent to other processes, batched: at most one call per lane every `reportMs`, and
+   * the last value rides on the job's ack or nack.
+   */
   progress(value: unknown): void;
-  /** Add a line to the job's log (emitted as a `progress` event with `{ log }`). */
+  /**
+   * Add a line to the job's log (emitted as a `progress` event with `{ log }`). Stored
+   * like progress: a line longer than MAX_LOG_LINE_LENGTH characters is cut and marked;
+   * the job keeps its lane's last `logLimit` lines and counts the ones dropped.
+   */
   log(message: string): void;
 }
 
+type MaybePromise<T> = T | Promise<T>;
+
+/** What `run` may return: the result schema's input when the task has one. */
+export type RunReturn<R> = R extends StandardSchemaV1
+  ? MaybePromise<StandardSchemaV1.InferInput<R>>
+  : unknown;
+
 /** What `defineTask` takes. */
-export interface TaskOptions<S extends StandardSchemaV1> {
+export interface TaskOptions<
+  S extends StandardSchemaV1,
+  R extends StandardSchemaV1 | undefined = undefined,
+> {
   /** Unique task name; stored with each job so a worker finds the handler. */
   name: string;
   /** The lane its jobs go to, by config name. */
@@ -45,25 +65,44 @@ export interface TaskOptions<S extends StandardSchemaV1> {
   timeLimitMs?: number;
   /** Retry policy. Default `{ maxAttempts: 3, baseMs: 1000, maxMs: 3_600_000, jitter: 0.2 }`. */
   retry?: RetryOptions;
+  /**
+   * A Standard Schema validator for what `run` returns. The return value (with or without
+   * a schema) is stored with the job as JSON where the adapter has capability `results`
+   * (`getJob(id).result`, `waitFor`); one that fails this schema, cannot be encoded as
+   * JSON or is over the client's `maxResultBytes` fails the attempt as unrecoverable
+   * (dead, reason "invalid_result"). Default: none (any JSON value; `undefined` stores nothing).
+   */
+  result?: R;
   /** The handler. Throw to fail the attempt; throw UnrecoverableError to skip retries. */
-  run(payload: StandardSchemaV1.InferOutput<S>, ctx: JobContext): unknown;
+  run(payload: StandardSchemaV1.InferOutput<S>, ctx: JobContext): RunReturn<R>;
 }
 
-/** A defined task. `Input` is what `publish` takes, `Output` what `run` receives. */
-export interface Task<Input = unknown, Output = unknown> {
+/**
+ * A defined task. `Input` is what `publish` takes, `Output` what `run` receives, `Result`
+ * what `waitFor` resolves with (the result schema's output; `unknown` without one).
+ */
+export interface Task<Input = unknown, Output = unknown, Result = unknown> {
   readonly name: string;
   readonly lane: string;
   readonly schema: StandardSchemaV1<Input, Output>;
+  /** The result schema, if any. */
+  readonly result: StandardSchemaV1<unknown, Result> | undefined;
   readonly timeLimitMs: number | undefined;
   readonly retry: RetryPolicy;
   readonly run: (payload: Output, ctx: JobContext) => unknown;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous task list needs an open type
-export type AnyTask = Task<any, any>;
+export type AnyTask = Task<any, any, any>;
 
 /** Payload type `publish` accepts for a task. */
-export type TaskInput<T> = T extends Task<infer I, infer _O> ? I : never;
+export type TaskInput<T> = T extends Task<infer I, infer _O, infer _R> ? I : never;
+
+/** What `waitFor` and `publishAndWait` resolve with for a task's job. */
+export type TaskResult<T> = T extends Task<infer _I, infer _O, infer R> ? R : never;
+
+/** The Result type parameter of a task defined with result schema `R`. */
+type ResultOf<R> = R extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<R> : unknown;
 
 export const taskOptionsSchema = z
   .object({
@@ -76,6 +115,15 @@ export const taskOptionsSchema = z
         typeof (v as StandardSchemaV1)["~standard"]?.validate === "function",
       "must be a Standard Schema validator (e.g. a zod schema)",
     ),
+    result: z
+      .custom<StandardSchemaV1>(
+        (v) =>
+          typeof v === "object" &&
+          v !== null &&
+          typeof (v as StandardSchemaV1)["~standard"]?.validate === "function",
+        "must be a Standard Schema validator (e.g. a zod schema)",
+      )
+      .optional(),
     timeLimitMs: z
       .number()
       .positive("must be a positive number of ms")
@@ -94,6 +142,8 @@ export const taskOptionsSchema = z
  * Define a typed task. The payload type flows from `schema` into `run` and into
  * `publish`, and the payload is validated at runtime on both sides.
  *
+ * `result` (optional) types and validates what `run` returns, which `waitFor` resolves with.
+ *
  * @example
  * const sendEmail = defineTask({
  *   name: "send-email",
@@ -102,9 +152,12 @@ export const taskOptionsSchema = z
  *   async run({ to }, ctx) { await mailer.send(to, { signal: ctx.signal }) },
  * });
  */
-export function defineTask<S extends StandardSchemaV1>(
-  options: TaskOptions<S>,
-): Task<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>> {
+export function defineTask<
+  S extends StandardSchemaV1,
+  R extends StandardSchemaV1 | undefined = undefined,
+>(
+  options: TaskOptions<S, R>,
+): Task<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>, ResultOf<R>> {
   if (typeof options?.name !== "string" || options.name.length === 0) {
     throw new ConfigError("task.name", options?.name, "must be a non-empty string");
   }
@@ -117,6 +170,7 @@ export function defineTask<S extends StandardSchemaV1>(
       StandardSchemaV1.InferInput<S>,
       StandardSchemaV1.InferOutput<S>
     >,
+    result: options.result as StandardSchemaV1<unknown, ResultOf<R>> | undefined,
     timeLimitMs: options.timeLimitMs,
     retry: resolveRetry(options.retry, `${field}.retry`),
     run: options.run as Task<
@@ -149,6 +203,7 @@ export function schemaError(
   taskName: string,
   issues: ReadonlyArray<StandardSchemaV1.Issue>,
   index?: number,
+  subject: "Payload" | "Result" = "Payload",
 ): ValidationError {
   return new ValidationError(
     taskName,
@@ -156,5 +211,6 @@ export function schemaError(
       const path = (i.path ?? []).map((p) => (typeof p === "object" ? p.key : p));
       return { message: i.message, path: index === undefined ? path : [index, ...path] };
     }),
+    subject,
   );
 }

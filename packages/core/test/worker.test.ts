@@ -189,6 +189,37 @@ describe("worker", () => {
     expect(ran).toEqual(["low"]);
   });
 
+  it("starts a job published in-process with a delay when it falls due, while long-polling another lane", async () => {
+    const clock = createManualClock();
+    const ranAt: number[] = [];
+    const low = defineTask({
+      name: "low",
+      lane: "low",
+      schema: z.object({}),
+      run: () => void ranAt.push(clock.now()),
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      // strict priority long-polls "high" whenever both lanes are empty
+      selector: "strict-priority",
+      lanes: [
+        { name: "high", priority: 100, longPollMs: 60_000 },
+        { name: "low", priority: 5, longPollMs: 60_000 },
+      ],
+      tasks: [low],
+    });
+    open.push(tl);
+    await tl.worker().start();
+    await clock.advance(5_000); // everything empty: the worker is in a long poll on "high"
+    const dueAt = clock.now() + 10_000;
+    await tl.publish(low, {}, { delayMs: 10_000 });
+    await clock.advance(9_999);
+    expect(ranAt).toEqual([]);
+    for (let i = 0; i < 20 && ranAt.length === 0; i++) await clock.advance(1);
+    expect(ranAt).toEqual([dueAt]);
+  });
+
   it("passes appData, prefixes the namespace and emits progress", async () => {
     const clock = createManualClock();
     const memory = createMemoryAdapter({ clock });

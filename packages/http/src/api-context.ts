@@ -22,6 +22,8 @@ export interface ApiContext {
   readonly eventQueueLimit: number;
   /** The route's middleware: authorization for its scope, and CSRF for writes. */
   guard(scope: Scope, operation: string): MiddlewareHandler;
+  /** The scope `authorize` granted the request (after its guard ran). */
+  scopeOf(request: Request): Scope | undefined;
   /** A lane by config name, or 404. */
   lane(name: string): LaneHandle;
   /** 501 naming the capability when the adapter lacks it. */
@@ -63,6 +65,9 @@ export function createApiContext(options: ContextOptions): ApiContext {
   const lanes = new Map(tl.lanes().map((lane) => [lane.name, lane]));
   const tasks = new Map(tl.tasks().map((task) => [task.name, task]));
   const adapter = tl.adapter;
+  // What each request was granted, for GET / to tell a client (the dashboard) whether to
+  // offer writes; weak, so a request's entry goes with it.
+  const granted = new WeakMap<Request, Scope>();
   // After authorization: a caller without the scope gets its 401 or 403, not a 413.
   const limitBody = bodyLimit({
     maxSize: options.maxBodyBytes,
@@ -89,11 +94,12 @@ export function createApiContext(options: ContextOptions): ApiContext {
         if (task !== undefined) action.task = task;
         if (jobId !== undefined) action.jobId = jobId;
         // Who, then from where: a cross-site write is refused before its body is read.
-        await checkAccess(c.req.raw, action, options);
+        granted.set(c.req.raw, await checkAccess(c.req.raw, action, options));
         if (scope === "write") checkCsrf(c.req.raw, options.trustedOrigins);
         await limitBody(c, next);
       };
     },
+    scopeOf: (request) => granted.get(request),
     lane(name) {
       const lane = lanes.get(name);
       if (lane === undefined) {

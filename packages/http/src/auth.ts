@@ -36,14 +36,15 @@ export interface AccessOptions {
 }
 
 /**
- * Check a request against `authorize`. Without a hook every caller is anonymous: reads
- * are allowed, writes only with `allowAnonymousWrites`.
+ * Check a request against `authorize`, and answer the scope the caller holds. Without a
+ * hook every caller is anonymous: reads are allowed, writes only with
+ * `allowAnonymousWrites`.
  */
 export async function checkAccess(
   request: Request,
   action: ManagementAction,
   options: AccessOptions,
-): Promise<void> {
+): Promise<Scope> {
   const { authorize } = options;
   if (authorize === undefined) {
     if (action.scope === "write" && !options.allowAnonymousWrites) {
@@ -53,7 +54,7 @@ export async function checkAccess(
         "Writes need an authorized caller: pass authorize to createManagementHandler (or allowAnonymousWrites: true)",
       );
     }
-    return;
+    return options.allowAnonymousWrites ? "write" : "read";
   }
   const granted = await authorize(request, action);
   if (granted === false || granted === null || granted === undefined) {
@@ -71,6 +72,7 @@ export async function checkAccess(
       `${action.operation} needs the ${action.scope} scope; this caller has ${granted === "none" ? "no scope here" : "read only"}`,
     );
   }
+  return granted;
 }
 
 /**

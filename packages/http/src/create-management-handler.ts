@@ -10,6 +10,35 @@ import { registerLaneRoutes } from "./routes/lanes.ts";
 import { registerMetaRoutes } from "./routes/meta.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 
+/**
+ * A web UI the handler serves beside the API, under `basePath + path`: `createDashboard()`
+ * of `@tasklane/dashboard` is one. It answers GET and HEAD requests for its static files;
+ * they go to it without `authorize`, as they hold no data (every API call the UI then
+ * makes is authorized as usual).
+ */
+export interface ManagementUi {
+  /** Where under `basePath` it is served, e.g. `/ui`: one or more path segments. */
+  readonly path: string;
+  /**
+   * Answer a GET or HEAD under that path. `path` is the rest of the request's path (`""`
+   * for the UI's own path without a trailing slash, else `/…`); `base` is the full path it
+   * is served under (`basePath + path`).
+   */
+  fetch(request: Request, where: { path: string; base: string }): Response | Promise<Response>;
+}
+
+/** First path segments of the API's own routes: a UI path may not start with one. */
+const API_SEGMENTS = new Set([
+  "metrics",
+  "lanes",
+  "jobs",
+  "tasks",
+  "workers",
+  "schedules",
+  "events",
+  "openapi.json",
+]);
+
 export interface ManagementHandlerOptions {
   /** The client whose lanes and tasks the API manages. */
   tasklane: Tasklane;
@@ -44,6 +73,11 @@ export interface ManagementHandlerOptions {
   onError?: (error: unknown, request: Request) => void;
   /** The OpenAPI document's title. Default "tasklane management API". */
   title?: string;
+  /**
+   * A web UI to serve under `basePath` (e.g. `createDashboard()` from
+   * `@tasklane/dashboard`, at `basePath + "/ui"`). Default none.
+   */
+  dashboard?: ManagementUi;
   /**
    * Serve `GET {basePath}/metrics` (read scope) with the response this gives, e.g.
    * `createPrometheusEndpoint().fetch` from `@tasklane/opentelemetry/prometheus` (Prometheus
@@ -98,6 +132,19 @@ const optionsSchema = z
     eventQueueLimit: z.number().int().min(1).default(1_000),
     onError: fn<(error: unknown, request: Request) => void>("error, request").optional(),
     title: z.string().min(1).default("tasklane management API"),
+    dashboard: z
+      .object({
+        path: z
+          .string()
+          .regex(/^(\/[^/?#\s]+)+$/, 'must be a path like "/ui", without a trailing slash')
+          .refine(
+            (path) => !API_SEGMENTS.has(path.split("/")[1] ?? ""),
+            "must not start with one of the API's own paths (lanes, jobs, tasks, workers, schedules, events, metrics, openapi.json)",
+          ),
+        fetch: fn<ManagementUi["fetch"]>("request, where"),
+      })
+      .loose()
+      .optional(),
     metrics: fn<(request: Request) => Response | Promise<Response>>("request").optional(),
   })
   .strict();
@@ -205,6 +252,28 @@ export function createManagementHandler(options: ManagementHandlerOptions): Mana
     app.get("/metrics", ctx.guard("read", "getMetrics"), (c) => metrics(c.req.raw));
   }
 
-  const handler = async (request: Request): Promise<Response> => app.fetch(request);
+  const ui = options.dashboard;
+  const uiBase = ui === undefined ? undefined : basePath + ui.path;
+  const handler = async (request: Request): Promise<Response> => {
+    if (ui !== undefined && uiBase !== undefined) {
+      const { pathname } = new URL(request.url);
+      const rest =
+        pathname === uiBase
+          ? ""
+          : pathname.startsWith(`${uiBase}/`)
+            ? pathname.slice(uiBase.length)
+            : undefined;
+      // Only reads: any other method under the UI's path falls through to the API's 404.
+      if (rest !== undefined && (request.method === "GET" || request.method === "HEAD")) {
+        try {
+          return await ui.fetch(request, { path: rest, base: uiBase });
+        } catch (error) {
+          onError(error, request);
+          return errorResponse(new HttpError(500, "INTERNAL", "Internal error"));
+        }
+      }
+    }
+    return app.fetch(request);
+  };
   return Object.assign(handler, { basePath, owns });
 }

@@ -11,6 +11,7 @@ export type {
 export type {
   ManagementHandler,
   ManagementHandlerOptions,
+  ManagementUi,
 } from "./create-management-handler.ts";
 export { createManagementHandler } from "./create-management-handler.ts";
 export type { ErrorBody } from "./errors.ts";

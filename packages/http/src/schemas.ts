@@ -3,17 +3,16 @@
  * @hono/zod-openapi, become the OpenAPI document. A schema with a `meta({ id })` is a named
  * component of the document.
  */
-import { FAIL_REASONS, MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "@tasklane/core";
+import {
+  FAIL_REASONS,
+  JOB_EVENT_TYPES,
+  JOB_STATES,
+  MAX_JOB_PRIORITY,
+  MIN_JOB_PRIORITY,
+} from "@tasklane/core";
 import { z } from "zod";
 
-export const JOB_STATES = [
-  "waiting",
-  "delayed",
-  "active",
-  "succeeded",
-  "failed",
-  "canceled",
-] as const;
+export { JOB_STATES };
 
 export const ErrorBodySchema = z
   .object({
@@ -71,17 +70,7 @@ export const JobSchema = z
     history: z.array(
       z.object({
         at: epochMs,
-        event: z.enum([
-          "published",
-          "reserved",
-          "succeeded",
-          "retrying",
-          "failed",
-          "stalled",
-          "canceled",
-          "released",
-          "retried",
-        ]),
+        event: z.enum(JOB_EVENT_TYPES),
         detail: z.string().optional(),
       }),
     ),
@@ -331,6 +320,10 @@ export const InfoSchema = z
     adapter: z.object({
       name: z.string(),
       capabilities: z.record(z.string(), z.union([z.boolean(), z.number()])),
+    }),
+    scope: z.enum(["read", "write"]).meta({
+      description:
+        "What authorize granted this caller: write (includes read) or read; a client offers writes only with write",
     }),
     lanes: z.array(z.string()),
     tasks: z.array(z.string()),

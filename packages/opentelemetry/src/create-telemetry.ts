@@ -292,8 +292,13 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       read.forEach((counts, i) => {
         const lane = handles[i]?.name;
         if (counts === undefined || lane === undefined) return;
-        for (const state of STATES)
+        for (const state of STATES) {
           r.observe(counts[state], { [ATTR_LANE]: lane, [ATTR_STATE]: state });
+        }
+        // where the adapter has capability expiry
+        if (counts.expired !== undefined) {
+          r.observe(counts.expired, { [ATTR_LANE]: lane, [ATTR_STATE]: "expired" });
+        }
       });
     });
   };

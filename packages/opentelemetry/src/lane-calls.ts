@@ -49,6 +49,15 @@ const WRAPPED = new Set([
   "list",
 ]);
 
+/**
+ * The store each wrapper stands for: a call given another lane's store (`move(ids, to)`)
+ * hands the adapter its own store, which it may check by identity.
+ */
+const innerOf = new WeakMap<object, LaneStore>();
+
+const unwrap = (arg: unknown): unknown =>
+  typeof arg === "object" && arg !== null ? (innerOf.get(arg) ?? arg) : arg;
+
 /** Every method a store has, own or inherited (an adapter's class), by name. */
 function methodNames(store: LaneStore): string[] {
   const names = new Set<string>();
@@ -120,7 +129,7 @@ export function countLaneCalls(store: LaneStore, lane: string, deps: LaneCallsDe
     const method = store_[name] as (...args: unknown[]) => unknown;
     const c = countOf(name);
     (wrapped as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
-      const result = method.apply(store, args);
+      const result = method.apply(store, args.map(unwrap));
       if (result instanceof Promise) result.then(c.onOk, c.onError);
       else c.ok++;
       return result;
@@ -135,5 +144,6 @@ export function countLaneCalls(store: LaneStore, lane: string, deps: LaneCallsDe
       return list(options);
     };
   }
+  innerOf.set(wrapped, store);
   return wrapped;
 }

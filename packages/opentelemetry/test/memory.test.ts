@@ -214,6 +214,38 @@ describe("telemetry on the memory adapter", () => {
     await tl.close();
   });
 
+  it("moves a job to another lane with its trace context, through the counted stores", async () => {
+    const o = otel();
+    const ran: string[] = [];
+    const task = defineTask({
+      name: "t",
+      lane: "a",
+      schema: z.object({}),
+      run: (_p, ctx) => void ran.push(ctx.lane),
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [{ name: "a" }, { name: "b" }],
+      tasks: [task],
+      instrumentation: createTelemetry({
+        tracerProvider: o.tracerProvider,
+        meterProvider: o.meterProvider,
+      }),
+    });
+    const { id } = await tl.publish(task, {});
+    expect(await tl.lane("a").move([id], "b")).toEqual(["moved"]);
+    const worker = tl.worker({ lanes: ["b"] });
+    await worker.start();
+    await until(() => o.spans().some((s) => s.name === "process b"), "the moved job's run");
+    await tl.close();
+    expect(ran).toEqual(["b"]);
+    const publish = o.spans().find((s) => s.name === "publish a");
+    const run = o.spans().find((s) => s.name === "process b");
+    expect(run?.parentSpanContext?.spanId).toBe(publish?.spanContext().spanId);
+    const m = await o.collect();
+    expect(m.sum(METRICS.adapterCalls, { "tasklane.lane": "a", "tasklane.call": "move" })).toBe(1);
+  });
+
   it("makes no span with traces off, records no metric with metrics off", async () => {
     for (const off of ["traces", "metrics"] as const) {
       const o = otel();

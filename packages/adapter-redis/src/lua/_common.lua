@@ -7,9 +7,10 @@
 --                the earliest delayed due time / lease expiry: maintenance skips its
 --                queries before them), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
---   KEYS[3]  w   waiting list of priority-0 jobs, FIFO (ids; canceled/deleted ids stay as
---                tombstones until popped: a popped id counts only if its record is waiting)
---   KEYS[4]  p   waiting zset of jobs with priority /= 0: score -priority, member
+--   KEYS[3]  w   waiting list of priority-0 jobs in due order (ids; canceled/deleted ids stay
+--                as tombstones until popped: a popped id counts only if its record is waiting)
+--   KEYS[4]  p   waiting zset of jobs with priority /= 0, and of priority-0 jobs that arrived
+--                late (see LATE ARRIVALS): score -priority, member
 --                "<13-digit dueAt><12-digit seq><id>" (lexical order = due, then put order)
 --   KEYS[5]  d   delayed zset: score dueAt, member id
 --   KEYS[6]  a   active zset (leases): score expiresAt, member id
@@ -31,9 +32,10 @@
 -- Script-specific arguments start at ARGV[7].
 --
 -- Invariant: ordering of waiting jobs = (priority desc, due asc, put order). Priority-0 jobs
--- sit in a list, so their order is the order they were appended; every script that appends
--- first promotes due delayed jobs and reclaims expired leases (both sorted by due time), so
--- appends happen in due order.
+-- sit in a list, kept in that order: a job whose (due, seq) would not come after the
+-- list's last entry goes to KEYS[4] with score 0 instead, and reserve merges the two (see
+-- LATE ARRIVALS). A job's due time is its runAt (or put time), a retry's runAt, or the
+-- time retryFailed ran; a release or a lease that runs out leaves it as it was.
 --
 -- OOM (maxmemory reached): put must be refused whole, every other writing script must run
 -- (workers drain the lane). As functions, scripts.ts flags those `allow-oom`. EVAL scripts
@@ -101,7 +103,8 @@ NOW_TEXT = nil
 --         text goes back to Node verbatim, which parses it (and reports a text it cannot
 --         parse as malformed). Written once by put and never re-encoded.
 -- header  struct ">BHHBBI4dddddI4": 64 + state, attempt, stalls, flags (1 = canceled while
---         active), history entries, error length, finishedAt (0 = none), expiresAt,
+--         active; 2 = waiting in KEYS[4] although of priority 0: a late arrival, see LATE
+--         ARRIVALS), history entries, error length, finishedAt (0 = none), expiresAt,
 --         reservedAt, token, dueAt, body length. Priority and seq live in the body's prefix
 --         only (they never change). The order serves the fast paths: a job reserve takes
 --         fresh writes the same first 35 bytes for every job of the call and packs only
@@ -558,18 +561,6 @@ local listAppend, prioAdd, madeWaiting
 listAppend, prioAdd, madeWaiting = {}, {}, 0
 --}
 
-local function makeWaiting(id, rec)
-  rec.state = WAITING
-  if rec.prio == 0 then
-    listAppend[#listAppend + 1] = id
-    meta.wl = meta.wl + 1
-    metaDirty = true
-  else
-    prioAdd[#prioAdd + 1] = -rec.prio
-    prioAdd[#prioAdd + 1] = pmember(rec.due, rec.seq, id)
-  end
-end
-
 function flushWaiting()
   if #listAppend > 0 then
     for i = 1, #listAppend, 7999 do
@@ -585,6 +576,64 @@ function flushWaiting()
     madeWaiting = madeWaiting + #prioAdd / 2
     prioAdd = {}
   end
+end
+
+--@
+-- LATE ARRIVALS. Reserve takes priority-0 jobs from the list in list order, so the list
+-- must stay in due order (due time, then put order). Appends nearly always are: put's
+-- jobs are due now and have the newest seq, and every script that appends first promotes
+-- the delayed jobs that fell due since the last call (sorted). A job whose (due, seq)
+-- would not come after the list's last entry (a retry whose runAt has passed, a released
+-- job or a reclaimed lease, which keep their due time, one of more than BUDGET delayed
+-- jobs falling due at once) is a late arrival: it goes to KEYS[4] with score 0 (the
+-- member's due and seq order them) and its record says so (flags 2). Reserve merges
+-- them with the list by (due, seq) only while KEYS[4] holds any, so a lane with neither
+-- late arrivals nor other priorities pays nothing for them. The list's last (due, seq) is
+-- read at most once per call (LINDEX and its record), only when a job that is not put
+-- arrives while the list holds a live job, and followed as the call appends.
+--
+-- A section of its own, apart from flushWaiting (which every script takes): only scripts
+-- that make jobs waiting create this closure, which EVAL scripts do on every call. And no
+-- new local at this level: an EVAL script's closures each walk the list of the locals
+-- captured so far to find their upvalues, so every captured local costs every call of
+-- every script. The list's last (due, seq), as this call knows it, is meta.td, meta.ts
+-- (not in the meta hash; set only when needed), and flags are literals, as 1 is.
+
+-- A job becoming waiting at its (due, seq), other than one put due now (put appends those
+-- itself: due now, the newest seq, they come after anything in the list; put sets
+-- meta.td, meta.ts to its last before it calls this). Priority 0: the list's end when it
+-- comes after the list's last entry, else a late arrival; any other: the priority zset.
+local function makeWaiting(id, rec)
+  rec.state = WAITING
+  if rec.prio == 0 then
+    if meta.td == nil then
+      -- The last entry's record's (due, seq): a live job's, or a canceled one's (cancel
+      -- keeps the due time); -1 when no live job is in the list; beyond any job when the
+      -- record is gone (deleted: every later arrival is late, which is in order).
+      meta.td, meta.ts = -1, -1
+      if meta.wl > 0 then
+        local last = redis.call("LINDEX", KW, -1)
+        local tail = last and get(last)
+        if type(tail) == "table" and not tail.bad then
+          meta.td, meta.ts = tail.due, tail.seq
+        else
+          meta.td, meta.ts = 1e300, 1e300
+        end
+      end
+    end
+    local due, seq = rec.due, rec.seq
+    if due > meta.td or (due == meta.td and seq > meta.ts) then
+      rec.flags = 0
+      listAppend[#listAppend + 1] = id
+      meta.wl = meta.wl + 1
+      metaDirty = true
+      meta.td, meta.ts = due, seq
+      return
+    end
+    rec.flags = 2 -- late
+  end
+  prioAdd[#prioAdd + 1] = -rec.prio
+  prioAdd[#prioAdd + 1] = pmember(rec.due, rec.seq, id)
 end
 
 --@
@@ -726,11 +775,11 @@ local function finish(id, rec, state)
   adds[#adds + 1] = id
 end
 
+-- Returns whether this call has finished any job so far (also in an earlier flush: a
+-- script that flushed its maintenance first still runs retention once at its end).
 function flushFinished()
-  local any = false
   for state, adds in pairs(finishedAdds) do
     if #adds > 0 then
-      any = true
       finishedTouched[state] = true
       for i = 1, #adds, 7998 do
         redis.call("ZADD", FINISHED_KEYS[state], unpack(adds, i, math.min(i + 7997, #adds)))
@@ -738,7 +787,7 @@ function flushFinished()
       finishedAdds[state] = {}
     end
   end
-  return any
+  return next(finishedTouched) ~= nil
 end
 
 --@
@@ -810,9 +859,9 @@ local function maintain()
           lifecycleEvent("failed", id)
           touch(id, rec)
         else
-          -- Due again from the moment its lease ended, so it keeps its place among equals.
-          rec.due = rec.exp
-          moved[#moved + 1] = { id, rec, rec.exp, rec.seq }
+          -- Its due time stays: it has waited already (its holder died or hung), so it goes
+          -- back to the front of its priority, not behind the jobs put while it was held.
+          moved[#moved + 1] = { id, rec, rec.due, rec.seq }
         end
       end
     end
@@ -827,6 +876,16 @@ local function maintain()
     makeWaiting(moved[i][1], moved[i][2])
     touch(moved[i][1], moved[i][2])
   end
+end
+
+--@
+-- maintain(), with the jobs it moved written to their lists and sets at once: for a script
+-- that then finds jobs by id and moves them (cancel, delete, retry-failed), which must see
+-- a job that fell due or ran out of lease where it now is.
+local function maintainNow()
+  maintain()
+  flushWaiting()
+  flushFinished()
 end
 
 --@

@@ -4,7 +4,7 @@
 -- ARGV: common 1..6; then the job ids
 -- Returns: one integer per id: 1 canceled, 2 finished, 0 not found.
 
-maintain()
+maintainNow()
 
 local ids = {}
 for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
@@ -21,13 +21,15 @@ for i = 1, #ids do
     local state = rec.state
     if state == WAITING or state == DELAYED or state == ACTIVE then
       if state == WAITING then
-        if rec.prio == 0 then
+        -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
+        if rec.prio == 0 and rec.flags ~= 2 then
           -- its id stays in the list as a tombstone that reserve skips (TOMBSTONES)
           meta.wl = meta.wl - 1
           metaDirty = true
           entombed[#entombed + 1] = id
         else
           pRem[#pRem + 1] = pmember(rec.due, rec.seq, id)
+          rec.flags = 0
         end
       elseif state == DELAYED then
         dRem[#dRem + 1] = id

@@ -3,7 +3,7 @@
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 
-maintain()
+maintainNow()
 
 local ids = {}
 for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
@@ -30,7 +30,8 @@ for i = 1, #ids do
     elseif rec.state ~= ACTIVE then
       local state = rec.state
       if state == WAITING then
-        if rec.prio == 0 then
+        -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
+        if rec.prio == 0 and rec.flags ~= 2 then
           -- its id stays in the list as a tombstone that reserve skips (TOMBSTONES)
           meta.wl = meta.wl - 1
           metaDirty = true

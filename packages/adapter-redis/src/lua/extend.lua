@@ -8,7 +8,8 @@
 -- header's expiresAt is patched in place and the rest of the record is copied, with no
 -- record table and no cache bookkeeping (heartbeats of long jobs call this for every
 -- running job, again and again). Anything else (a lost or canceled lock, a malformed
--- record, an id named twice) takes the general path through decode() and lockStatus().
+-- record, an id named twice) takes the general path through decode() and lockStatus(). A
+-- lock named again in the call is lost after its first use, as in ack, nack and release.
 
 local lease = tonumber(ARGV[7])
 local ids, twice, tokens = lockIds(8)
@@ -25,6 +26,7 @@ local expBytes = struct.pack(">d", exp)
 
 local result = {}
 local leases = {}
+local used = {}
 local nf = #rawWrites
 local raws = redis.call("HMGET", KJ, unpack(ids))
 for i = 1, #ids do
@@ -46,7 +48,9 @@ for i = 1, #ids do
     if cache[id] == nil then remember(id, raw) end
     local rec = cache[id]
     status = lockStatus(rec, token)
+    if status == 1 and used[id] then status = 0 end
     if status == 1 then
+      used[id] = true
       rec.exp = exp
       touch(id, rec)
     end

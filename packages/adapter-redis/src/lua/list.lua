@@ -20,7 +20,10 @@ local function emit(ids, want, prio0)
   load(ids)
   for i = 1, #ids do
     local rec = cache[ids[i]]
-    if rec and (rec.bad or (rec.state == want and (prio0 == nil or (rec.prio == 0) == prio0))) then
+    -- from the list (prio0): priority-0 jobs that are there (not late arrivals, flags 2);
+    -- from a zset: every job in the state
+    if rec and (rec.bad or (rec.state == want
+        and (not prio0 or (rec.prio == 0 and rec.flags ~= 2)))) then
       out[#out + 1] = infoJson(ids[i], rec)
     end
   end

@@ -2,7 +2,8 @@
 -- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then 5 per item: id, token, runAt ("" = dead), error JSON,
 --       history detail (error message for a retry, reason for a dead job)
--- Returns: one integer per item: 1 ok, 2 canceled, 0 lost.
+-- Returns: one integer per item: 1 ok, 2 canceled, 0 lost. A lock named again in the call
+-- is lost after its first use (a due retry stays active until the end of the call).
 
 if (#ARGV - 6) % 5 ~= 0 then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT nack takes 5 arguments per item")
@@ -17,11 +18,15 @@ local done = {}
 local delayedAdd = {}
 local earliest = nil
 local retryNow = {}
+local used = {}
 for i = 1, #ids do
   local at = 7 + (i - 1) * 5
   local id = ids[i]
   local rec = cache[id]
   local status = lockStatus(rec, tonumber(ARGV[at + 1]))
+  if status == 1 then
+    if used[id] then status = 0 else used[id] = true end
+  end
   result[i] = status
   if status == 1 then
     runSamples[#runSamples + 1] = NOW - rec.res
@@ -37,6 +42,7 @@ for i = 1, #ids do
       statRetries = statRetries + 1
       note(rec, EV_RETRYING, ARGV[at + 4])
       lifecycleEvent("retrying", id)
+      -- due at its runAt, also when that has passed: it takes its place by it
       rec.due = runAt
       if runAt > NOW then
         rec.state = DELAYED

@@ -1,7 +1,9 @@
--- tasklane: release — hand active jobs back, due now, without counting the delivery.
+-- tasklane: release — hand active jobs back, due again at once and at their place (their due
+-- time stays), without counting the delivery.
 -- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
--- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
+-- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost. A lock named again in the call is
+-- lost after its first use (the job stays active until the end of the call).
 
 local ids, _, tokens = lockIds(7)
 if ids == nil then
@@ -13,15 +15,19 @@ load(ids)
 local result = {}
 local done = {}
 local back = {}
+local used = {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
   local status = lockStatus(rec, tokenAt(tokens, i))
+  if status == 1 then
+    if used[id] then status = 0 else used[id] = true end
+  end
   result[i] = status
   if status == 1 then
-    -- The next reserve hands out the same attempt number again.
+    -- The next reserve hands out the same attempt number again. Its due time stays: it
+    -- has waited already, so it goes back to its place (LATE ARRIVALS).
     rec.attempt = rec.attempt - 1
-    rec.due = NOW
     note(rec, EV_RELEASED)
     lifecycleEvent("released", id)
     touch(id, rec)

@@ -2,7 +2,9 @@
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
 -- KEYS: the thirteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
--- Returns: { ready, nextInMs (-1: nothing scheduled), first token, expiresAt, then 7 per
+-- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a
+--   lease runs out; -1 when nothing is scheduled, ready > 0 or paused), first token, expiresAt
+--   (TIME + leaseMs: the caller learns TIME from it), then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
 --   publishedAt, readyAt, malformed ("" or the reason) }. Jobs are taken in reply order
 --   and each takes the next fencing token, so the k-th job (from 0) holds first token + k;
@@ -53,6 +55,7 @@ local function take(id, rec, text, malformed)
   if rec.hcount > 0 or rec.res > 0 then note(rec, EV_RESERVED) end
   rec.attempt = rec.attempt + 1
   rec.state = ACTIVE
+  rec.flags = 0
   rec.token = handOut(id, text or textOf(rec), rec.prio, rec.attempt, publishedAtOf(rec),
     rec.due, malformed or "")
   rec.exp = exp
@@ -130,7 +133,8 @@ local function takeAll(ids, prio0)
   return n
 end
 
--- Take one candidate popped from a waiting structure (prio0: from the list).
+-- Take one candidate popped from a waiting structure (prio0: from the list, where a
+-- priority-0 job that arrived late, flags 2, is not: its entry there is a tombstone).
 function consider(id, prio0)
   local rec = cache[id]
   if not rec then return false end
@@ -138,7 +142,9 @@ function consider(id, prio0)
     takeBad(id, rec.bad)
     return true
   end
-  if rec.state ~= WAITING or (prio0 and rec.prio ~= 0) then return false end
+  if rec.state ~= WAITING or (prio0 and (rec.prio ~= 0 or rec.flags == 2)) then
+    return false
+  end
   take(id, rec)
   return true
 end
@@ -165,8 +171,103 @@ if not meta.paused then
 
   takeFromP("-inf", "(0")
 
+  -- Priority 0: late arrivals are in KEYS[4] with score 0, counted in pn with the other
+  -- priorities; a lane with neither makes no call for them.
+  local zeroDone = true
+  if room > 0 and pn > 0 then
+    local late = redis.call("ZRANGEBYSCORE", KP, 0, 0, "LIMIT", 0, room)
+    if #late > 0 then
+      -- `late` (members in order, at most room) merged with the list by (due, seq): the
+      -- list is read ahead (LRANGE) and only the entries passed are removed. Decoded on
+      -- the general path (this runs only while late arrivals wait).
+      local n, li, gone, lateIds = #late, 1, {}, {}
+      for k = 1, n do lateIds[k] = string.sub(late[k], 26) end
+      load(lateIds)
+      -- the list's entries passed (taken, or tombstones), and the tombstones among them
+      local passed, tombs, popped, listDone = 0, {}, {}, false
+      for _ = 1, 16 do
+        if room <= 0 or li > n then break end
+        local want = room
+        local ids = meta.wl > 0 and redis.call("LRANGE", KW, passed, passed + want - 1) or {}
+        if #ids == 0 then
+          listDone = true
+          break
+        end
+        -- An id's first entries while it has counted tombstones are those (TOMBSTONES).
+        local unseen = {}
+        for k = 1, #ids do
+          if tombs[ids[k]] == nil then
+            tombs[ids[k]] = 0
+            unseen[#unseen + 1] = ids[k]
+          end
+        end
+        for id, c in pairs(tombstonesOf(unseen) or {}) do tombs[id] = c end
+        load(ids)
+        local stop = false
+        for k = 1, #ids do
+          local id = ids[k]
+          local rec = cache[id]
+          if tombs[id] > 0 then
+            tombs[id] = tombs[id] - 1
+            popped[id] = (popped[id] or 0) + 1
+          elseif rec and (rec.bad or (rec.state == WAITING and rec.prio == 0 and rec.flags ~= 2)) then
+            -- a live job (not ours: handed out where it stands); the late arrivals due
+            -- before it go first
+            local due, seq = -1, -1
+            if not rec.bad then due, seq = rec.due, rec.seq end
+            while room > 0 and li <= n do
+              local m = late[li]
+              local lateDue = tonumber(string.sub(m, 1, 13))
+              if lateDue > due or (lateDue == due and tonumber(string.sub(m, 14, 25)) > seq) then
+                break
+              end
+              gone[#gone + 1] = m
+              if consider(lateIds[li], false) then room = room - 1 end
+              li = li + 1
+            end
+            -- none left to take, or no late arrival left to merge: this entry stays
+            stop = room <= 0 or li > n
+            if stop then break end
+            if consider(id, true) then
+              room = room - 1
+              meta.wl = meta.wl - 1
+            end
+          end
+          -- (anything else is a tombstone from before they were counted)
+          passed = passed + 1
+          if room <= 0 then
+            stop = true
+            break
+          end
+        end
+        if stop then break end
+        if #ids < want then
+          listDone = true
+          break
+        end
+      end
+      if passed > 0 then
+        redis.call("LTRIM", KW, passed, -1)
+        meta.lp = meta.lp + passed
+        metaDirty = true
+      end
+      if next(popped) then unentomb(popped, tombs) end
+      -- No live job left in the list: the late arrivals follow in their order.
+      while listDone and room > 0 and li <= n do
+        gone[#gone + 1] = late[li]
+        if consider(lateIds[li], false) then room = room - 1 end
+        li = li + 1
+      end
+      if #gone > 0 then
+        redis.call("ZREM", KP, unpack(gone))
+        pn = pn - #gone
+      end
+      zeroDone = li > n
+    end
+  end
+
   local rounds = 0
-  while room > 0 and meta.wl > 0 and rounds < 16 do
+  while zeroDone and room > 0 and meta.wl > 0 and rounds < 16 do
     rounds = rounds + 1
     local ids = redis.call("LPOP", KW, room)
     if not ids then
@@ -203,7 +304,7 @@ if not meta.paused then
   end
   if meta.wl < 0 then meta.wl = 0 end
 
-  takeFromP("(0", "+inf")
+  if zeroDone then takeFromP("(0", "+inf") end
 end
 
 flushRecords()
@@ -226,11 +327,11 @@ if taken > 0 and ready > 0 then
   -- Other idle workers may be blocked: pass the wake-up on.
   wake()
 end
-if taken == 0 then
+if ready == 0 and not meta.paused then
   -- When the caller blocks, it wakes by the next due time or lease expiry. The cached
   -- bounds are exact after this call's maintenance or lower (an acked lease): at worst
   -- an early wake-up, whose maintenance then refreshes them.
   local nextAt = math.min(meta.nd, meta.ne)
-  if nextAt < 1e299 then out[2] = math.max(0, nextAt - NOW) end
+  if nextAt < 1e299 then out[2] = math.max(NOW, nextAt) end
 end
 return out

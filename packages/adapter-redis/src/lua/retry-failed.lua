@@ -4,7 +4,7 @@
 --       then the job ids
 -- Returns: { moved, more } (more = 1 when "*" left failed jobs for another call)
 
-maintain()
+maintainNow()
 
 local all = ARGV[7] == "*"
 local ids = {}

@@ -394,7 +394,7 @@ async function bulkByFilter(
   const totals = await Promise.all(
     handles.map(async (h) => {
       const counts = await h.counts();
-      return states.reduce((n, state) => n + counts[state], 0);
+      return states.reduce((n, state) => n + (counts[state] ?? 0), 0);
     }),
   );
   let total = totals.reduce((a, b) => a + b, 0);

@@ -16,6 +16,7 @@ export interface ResolvedClientOptions {
   clock: Clock;
   random: RandomSource;
   maxPayloadBytes: number;
+  maxResultBytes: number;
   namespace: string | undefined;
   /** Lane configs by name, in configuration order. */
   configs: Map<string, LaneConfig>;
@@ -65,6 +66,11 @@ export const clientOptionsSchema = z
       .int("must be a positive integer")
       .positive("must be a positive integer")
       .optional(),
+    maxResultBytes: z
+      .number()
+      .int("must be a positive integer")
+      .positive("must be a positive integer")
+      .optional(),
     clock: clockSchema.optional(),
     random: randomSource.optional(),
     closeAdapter: z.boolean().optional(),
@@ -108,6 +114,7 @@ export function resolveClientOptions(input: TasklaneOptions): ResolvedClientOpti
     clock,
     random,
     maxPayloadBytes: options.maxPayloadBytes ?? 262_144,
+    maxResultBytes: options.maxResultBytes ?? 65_536,
     namespace: options.namespace,
     configs,
     tasks,

@@ -1,20 +1,24 @@
 import {
+  type FailureGroup,
   type LaneStore,
   MAX_TRACE_CONTEXT_LENGTH,
   type NewJob,
   type PutResult,
+  type WorkerInfo,
 } from "../adapter.ts";
 import { ClosedError, ConfigError, UnsupportedError } from "../errors.ts";
 import { TasklaneEventBus } from "../events.ts";
 import type { PublishTelemetry } from "../instrumentation.ts";
-import { type AnyTask, validatePayload } from "../task.ts";
+import { type AnyTask, type TaskResult, validatePayload } from "../task.ts";
 import { createWorker, type Worker } from "../worker/create-worker.ts";
 import type { WorkerHost } from "../worker/worker-host.ts";
 import { resolveStopOptions } from "../worker/worker-options.ts";
 import { resolveClientOptions } from "./client-options.ts";
 import { createJobEncoder } from "./job-encoder.ts";
+import { toJobView } from "./job-view.ts";
 import { createLaneHandle } from "./lane-handle.ts";
-import type { LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
+import type { JobView, LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
+import { createWaitFor } from "./wait-for.ts";
 
 /**
  * Create a tasklane client: it publishes jobs and creates workers.
@@ -44,6 +48,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       p = adapter.lane(fullName(name), {
         maxStalls: config.maxStalls,
         historyLimit: config.historyLimit,
+        logLimit: config.logLimit,
         retention: config.retention,
         ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
       });
@@ -58,9 +63,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   };
 
   /** Idle local workers, woken at once by a publish from this process. */
-  const localPublishListeners = new Set<(lane: string) => void>();
-  const notifyLocalPublish = (lane: string) => {
-    for (const wake of localPublishListeners) wake(lane);
+  const localPublishListeners = new Set<(lane: string, dueAt?: number) => void>();
+  const notifyLocalPublish = (lane: string, dueAt?: number) => {
+    for (const wake of localPublishListeners) wake(lane, dueAt);
   };
   const workerHost: WorkerHost = {
     adapter,
@@ -71,6 +76,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     maxPayloadBytes: resolved.maxPayloadBytes,
     instrumentation,
     configs,
+    maxResultBytes: resolved.maxResultBytes,
     makeSelector: resolved.makeSelector,
     openLane,
     onLocalPublish(listener) {
@@ -128,7 +134,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
           task: task.name,
           status: r.status,
         });
-    notifyLocalPublish(task.lane);
+    notifyLocalPublish(task.lane, earliestRunAt(jobs));
     return results;
   };
 
@@ -143,24 +149,96 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       );
     let h = handles.get(name);
     if (!h) {
-      h = createLaneHandle(config, { adapter, clock, openLane, notifyLocalPublish });
+      h = createLaneHandle(config, {
+        adapter,
+        clock,
+        openLane,
+        hasLane: (lane) => configs.has(lane),
+        notifyLocalPublish,
+      });
       handles.set(name, h);
     }
     return h;
+  };
+
+  /** Every lane of the client, opened, in configuration order. */
+  const allLanes = () =>
+    Promise.all([...configs.keys()].map(async (name) => ({ name, store: await openLane(name) })));
+  const waitFor = createWaitFor({ adapter, clock, lanes: allLanes });
+  const configNameOf = new Map<string, string>();
+  for (const name of configs.keys()) configNameOf.set(fullName(name), name);
+
+  const publish = async (
+    task: AnyTask,
+    payload: unknown,
+    opts: Parameters<Tasklane["publish"]>[2] = {},
+  ): Promise<PutResult> => {
+    if (closed) throw new ClosedError("tasklane client");
+    const t = knownTask(task);
+    let value = validatePayload(t, payload);
+    if (value instanceof Promise) value = await value;
+    const job = encoder.prepare(t, value, opts, clock.now());
+    const [result] = await write(t, [job]);
+    return result as PutResult;
   };
 
   const client: Tasklane = {
     events,
     adapter,
     clock,
-    async publish(task, payload, opts = {}) {
+    publish,
+    async publishAndWait<T extends AnyTask>(
+      task: T,
+      payload: unknown,
+      options: Parameters<Tasklane["publishAndWait"]>[2] = {},
+    ) {
+      const { timeoutMs, signal, ...publishOptions } = options;
+      const waitOptions = {
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(signal !== undefined ? { signal } : {}),
+      };
+      if (!adapter.capabilities.waitFor || !adapter.watch) {
+        // Refused before the publish: a job nobody can wait for would run unobserved.
+        throw new UnsupportedError(adapter.name, "waiting for a job (publishAndWait)");
+      }
+      const { id } = await publish(task, payload, publishOptions);
+      return (await waitFor(id, waitOptions)) as TaskResult<T>;
+    },
+    async waitFor<R>(jobId: string, options?: Parameters<Tasklane["waitFor"]>[1]) {
       if (closed) throw new ClosedError("tasklane client");
-      const t = knownTask(task);
-      let value = validatePayload(t, payload);
-      if (value instanceof Promise) value = await value;
-      const job = encoder.prepare(t, value, opts, clock.now());
-      const [result] = await write(t, [job]);
-      return result as PutResult;
+      return (await waitFor(jobId, options)) as R;
+    },
+    async getJob<R>(jobId: string): Promise<JobView<R> | undefined> {
+      if (closed) throw new ClosedError("tasklane client");
+      if (!adapter.capabilities.get) throw new UnsupportedError(adapter.name, "get");
+      const lanes = await allLanes();
+      const infos = await Promise.all(lanes.map((l) => l.store.get?.(jobId)));
+      const i = infos.findIndex((info) => info !== undefined);
+      const info = infos[i];
+      return info === undefined ? undefined : toJobView<R>(info, lanes[i]?.name as string);
+    },
+    async workers(): Promise<WorkerInfo[]> {
+      if (closed) throw new ClosedError("tasklane client");
+      if (!adapter.capabilities.workers || !adapter.workers) {
+        throw new UnsupportedError(adapter.name, "the worker registry (workers)");
+      }
+      const all = await adapter.workers();
+      const mine: WorkerInfo[] = [];
+      for (const w of all) {
+        if (!w.lanes.some((l) => configNameOf.has(l))) continue;
+        const laneName = (l: string) => configNameOf.get(l) ?? l;
+        mine.push({
+          ...w,
+          lanes: w.lanes.map(laneName),
+          jobs: w.jobs.map((j) => ({ ...j, lane: laneName(j.lane) })),
+        });
+      }
+      return mine;
+    },
+    async failures(): Promise<FailureGroup[]> {
+      if (closed) throw new ClosedError("tasklane client");
+      const lists = await Promise.all([...configs.keys()].map((name) => handle(name).failures()));
+      return lists.flat().sort((a, b) => b.count - a.count);
     },
     async publishMany(task, items) {
       if (closed) throw new ClosedError("tasklane client");
@@ -206,4 +284,14 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   };
   instrumentation?.attach?.(client);
   return client;
+}
+
+/** The earliest runAt of `jobs` when every one is delayed; undefined when one is due now. */
+function earliestRunAt(jobs: readonly NewJob[]): number | undefined {
+  let at = Number.POSITIVE_INFINITY;
+  for (const job of jobs) {
+    if (job.runAt === undefined) return undefined;
+    if (job.runAt < at) at = job.runAt;
+  }
+  return at === Number.POSITIVE_INFINITY ? undefined : at;
 }

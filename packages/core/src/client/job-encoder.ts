@@ -9,6 +9,9 @@ import type { PublishItem, PublishOptions } from "./tasklane.ts";
 /** Job-level priority bounds (inclusive). Higher runs first inside a lane. */
 export const MIN_JOB_PRIORITY = -1000;
 export const MAX_JOB_PRIORITY = 1000;
+/** Most tags one job carries, and the longest tag. */
+export const MAX_TAGS = 16;
+export const MAX_TAG_LENGTH = 128;
 
 /** The name of an option in errors: of publish's options, or of publishMany's item. */
 function fieldOf(index: number | undefined, field: string): string {
@@ -50,7 +53,10 @@ export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): Job
       opts.runAt === undefined &&
       opts.jobId === undefined &&
       opts.appData === undefined &&
-      opts.groupId === undefined
+      opts.groupId === undefined &&
+      opts.tags === undefined &&
+      opts.expiresInMs === undefined &&
+      opts.expiresAt === undefined
     ) {
       // No options (publishMany's usual item): nothing to check but the size. Kept apart
       // from prepareWithOptions so the function run per job stays small, which V8
@@ -187,7 +193,71 @@ export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): Job
     if (appData !== undefined) job.appData = appData;
     if (runAt !== undefined && runAt > now) job.runAt = runAt;
     if (opts.groupId !== undefined) job.groupId = opts.groupId;
+    if (opts.tags !== undefined) {
+      const tags = checkTags(opts.tags, index);
+      if (tags.length > 0) job.tags = tags;
+    }
+    const expiresAt = checkExpiry(opts, runAt, now, index);
+    if (expiresAt !== undefined) job.expiresAt = expiresAt;
     return job;
+  };
+
+  const checkTags = (tags: unknown, index: number | undefined): string[] => {
+    const field = fieldOf(index, "tags");
+    if (!Array.isArray(tags) || tags.length > MAX_TAGS) {
+      throw new ConfigError(field, tags, `must be an array of at most ${MAX_TAGS} tags`);
+    }
+    for (const [i, tag] of tags.entries()) {
+      if (typeof tag !== "string" || tag.length === 0 || tag.length > MAX_TAG_LENGTH) {
+        throw new ConfigError(
+          `${field}[${i}]`,
+          tag,
+          `must be a string of 1-${MAX_TAG_LENGTH} characters`,
+        );
+      }
+      if (tags.indexOf(tag) !== i) throw new ConfigError(`${field}[${i}]`, tag, "is given twice");
+    }
+    if (tags.length > 0 && !adapter.capabilities.tags) {
+      throw new UnsupportedError(adapter.name, "tags", field);
+    }
+    return tags as string[];
+  };
+
+  const checkExpiry = (
+    opts: PublishOptions,
+    runAt: number | undefined,
+    now: number,
+    index: number | undefined,
+  ): number | undefined => {
+    const { expiresInMs, expiresAt } = opts;
+    if (expiresInMs === undefined && expiresAt === undefined) return undefined;
+    if (expiresInMs !== undefined && expiresAt !== undefined) {
+      throw new ConfigError(
+        fieldOf(index, "expiresInMs"),
+        expiresInMs,
+        "give expiresInMs or expiresAt, not both",
+      );
+    }
+    if (expiresInMs !== undefined && !(Number.isFinite(expiresInMs) && expiresInMs > 0)) {
+      throw new ConfigError(
+        fieldOf(index, "expiresInMs"),
+        expiresInMs,
+        "must be a finite number > 0",
+      );
+    }
+    const at = expiresAt ?? now + (expiresInMs as number);
+    const field = fieldOf(index, expiresAt !== undefined ? "expiresAt" : "expiresInMs");
+    const value = expiresAt ?? expiresInMs;
+    if (!Number.isFinite(at) || at <= now) {
+      throw new ConfigError(field, value, "must be an epoch-ms time after now");
+    }
+    if (runAt !== undefined && at <= runAt) {
+      throw new ConfigError(field, value, "must be after runAt: the job could never start");
+    }
+    if (!adapter.capabilities.expiry) {
+      throw new UnsupportedError(adapter.name, "job expiry", field);
+    }
+    return at;
   };
 
   return { prepare, prepareAll };

@@ -2,10 +2,17 @@ import type {
   Adapter,
   AdapterEvent,
   CancelResult,
+  ChangeResult,
+  FailureGroup,
+  JobFilter,
   JobInfo,
+  JobPage,
+  JobSummary,
   LaneCounts,
-  ListOptions,
+  ListFilter,
+  MoveResult,
   PutResult,
+  WorkerInfo,
 } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { TasklaneEventBus } from "../events.ts";
@@ -14,7 +21,7 @@ import type { LaneConfig, LaneConfigInput } from "../lane-config.ts";
 import type { SelectorName } from "../selectors/create-selector.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
 import type { DayStats } from "../stats.ts";
-import type { AnyTask, TaskInput } from "../task.ts";
+import type { AnyTask, TaskInput, TaskResult } from "../task.ts";
 import type { Worker } from "../worker/create-worker.ts";
 import type { StopOptions, WorkerOptions } from "../worker/worker-options.ts";
 
@@ -34,6 +41,11 @@ export interface TasklaneOptions {
   namespace?: string;
   /** Largest encoded payload (+ appData) accepted by publish, bytes. Default 262_144 (256 KiB). */
   maxPayloadBytes?: number;
+  /**
+   * Largest encoded handler return value, bytes: a larger one fails its attempt as
+   * unrecoverable (dead, reason "invalid_result", ResultTooLargeError). Default 65_536 (64 KiB).
+   */
+  maxResultBytes?: number;
   /** Time source and timers. Default the system clock; tests pass createManualClock(). */
   clock?: Clock;
   /** Randomness for selectors and retry jitter, in [0, 1). Default Math.random. */
@@ -60,7 +72,60 @@ export interface PublishOptions {
   appData?: unknown;
   /** Message group for FIFO backends (SQS FIFO). */
   groupId?: string;
+  /**
+   * Labels to find the job by: `list({ tag })`, `count({ tag })` (capability `tags`).
+   * 1-16 distinct strings of 1-128 characters.
+   */
+  tags?: string[];
+  /**
+   * The job expires if it has not started this many ms from now: a job still waiting or
+   * delayed then (first run or retry) ends in the state `expired`, never run (capability
+   * `expiry`). Exclusive with expiresAt; must fall after runAt.
+   */
+  expiresInMs?: number;
+  /** As expiresInMs, as an epoch-ms time. */
+  expiresAt?: number;
 }
+
+/** How long and how `waitFor` waits. */
+export interface WaitOptions {
+  /** Reject with WaitTimeoutError after this many ms (the job goes on). Default: no limit. */
+  timeoutMs?: number;
+  /** Stop waiting when it aborts (rejects with its reason; the job goes on). */
+  signal?: AbortSignal;
+}
+
+/** A job as `tl.getJob` shows it: JSON decoded, and `lane` the config name. */
+export interface JobView<R = unknown>
+  extends Omit<JobInfo, "lane" | "payload" | "appData" | "result" | "progress"> {
+  /** The lane's config name. */
+  lane: string;
+  payload: unknown;
+  appData?: unknown;
+  /** What the handler returned (capability `results`). */
+  result?: R;
+  /** The latest progress reported (capability `reports`). */
+  progress?: unknown;
+}
+
+/** Which jobs `deleteJobs` removes: a filter, or a failure group. Active jobs are never deleted. */
+export interface DeleteFilter extends JobFilter {
+  /** A failure group (an error name): the same as `{ state: "failed", errorName: group }`. */
+  group?: string;
+  /** Delete at most this many. Default: every match. */
+  limit?: number;
+}
+
+/** Which failed jobs `retryFailed` puts back: by id, or a failure group. */
+export type RetryTarget =
+  | string[]
+  | { ids: string[] }
+  | {
+      /** A failure group: the failed jobs whose error has this name. */
+      group: string;
+      /** Retry at most this many (oldest failure first). Default: every job of the group. */
+      limit?: number;
+    };
 
 /** One job of a `publishMany` call. */
 export type PublishItem<P> = { payload: P } & PublishOptions;
@@ -72,10 +137,48 @@ export interface LaneHandle {
   counts(): Promise<LaneCounts>;
   probe(): Promise<number>;
   get(jobId: string): Promise<JobInfo | undefined>;
-  list(options: ListOptions): AsyncIterable<JobInfo>;
+  /**
+   * The lane's jobs matching `filter`, streamed page by page in constant memory. With
+   * only `state` it needs capability `list`; any other condition, or no state, needs
+   * `search` (`tag`: also `tags`). `fields: "summary"` leaves out payloads and other
+   * bulky parts. Jobs that stay in their state are listed once; jobs that enter a
+   * matching state after the listing began may be left out.
+   */
+  list(filter: ListFilter & { fields: "summary" }): AsyncIterable<JobSummary>;
+  list(filter?: ListFilter): AsyncIterable<JobInfo>;
+  /** One page of `list`: pass the returned cursor back for the next (capability `search`). */
+  listPage(
+    filter: ListFilter & { fields: "summary" },
+    cursor?: string,
+  ): Promise<JobPage<JobSummary>>;
+  listPage(filter?: ListFilter, cursor?: string): Promise<JobPage<JobInfo>>;
+  /** How many jobs match (capability `search`; a filter of only `state` needs just `counts`). */
+  count(filter?: JobFilter): Promise<number>;
+  /** Failed jobs grouped by error name, largest group first (capability `failureGroups`). */
+  failures(): Promise<FailureGroup[]>;
   cancel(jobIds: string[]): Promise<CancelResult[]>;
-  retryFailed(jobIds?: string[]): Promise<number>;
+  /**
+   * Put failed jobs back to waiting, attempts reset; returns how many. No argument: every
+   * failed job. `{ group, limit }`: a failure group, in batches of at most 1,000 per call
+   * (capabilities `search` and `retryFailed`).
+   */
+  retryFailed(target?: RetryTarget): Promise<number>;
   delete(jobIds: string[]): Promise<number>;
+  /**
+   * Delete the jobs matching a filter or a failure group (never active ones), in batches
+   * of at most 1,000 per call; returns how many (capabilities `search` and `delete`).
+   */
+  deleteJobs(filter: DeleteFilter): Promise<number>;
+  /** Change waiting and delayed jobs' priority, −1000..1000 (capability `changePriority`). */
+  setPriority(jobIds: string[], priority: number): Promise<ChangeResult[]>;
+  /** Make delayed jobs due now (capability `promote`). */
+  promote(jobIds: string[]): Promise<ChangeResult[]>;
+  /**
+   * Move jobs to another lane (config name), keeping their ids: waiting, delayed and
+   * failed ones, and active ones, whose handler aborts with the `put` event (its late ack
+   * is refused) while the job runs again in the target lane (capability `move`).
+   */
+  move(jobIds: string[], toLane: string): Promise<MoveResult[]>;
   pause(): Promise<void>;
   resume(): Promise<void>;
   isPaused(): Promise<boolean>;
@@ -104,6 +207,33 @@ export interface Tasklane {
     task: T,
     items: Array<PublishItem<TaskInput<T>>>,
   ): Promise<PutResult[]>;
+  /**
+   * Publish a job and wait for it to finish (`waitFor`): resolves with what its handler
+   * returned, typed by the task's result schema.
+   */
+  publishAndWait<T extends AnyTask>(
+    task: T,
+    payload: TaskInput<T>,
+    options?: PublishOptions & WaitOptions,
+  ): Promise<TaskResult<T>>;
+  /**
+   * Wait until a job of this client's lanes finishes, from any process (capability
+   * `waitFor`): resolves with what its handler returned (undefined without `results`);
+   * rejects with JobFailedError (failed, canceled or expired), JobNotFoundError,
+   * WaitTimeoutError or the signal's reason. A job that finished before the call is
+   * seen: the waiter watches first, then reads.
+   */
+  waitFor<R = unknown>(jobId: string, options?: WaitOptions): Promise<R>;
+  /** A job of any of this client's lanes, decoded (capability `get`); undefined if none holds it. */
+  getJob<R = unknown>(jobId: string): Promise<JobView<R> | undefined>;
+  /**
+   * The running workers serving any of this client's lanes, from any process (capability
+   * `workers`): each registers at start and on every heartbeat, and drops out three
+   * heartbeat periods after its last one.
+   */
+  workers(): Promise<WorkerInfo[]>;
+  /** Failure groups of every lane of this client, largest first (capability `failureGroups`). */
+  failures(): Promise<FailureGroup[]>;
   /** Create a worker (not started) serving all lanes, or `options.lanes`. */
   worker(options?: WorkerOptions): Worker;
   /** Management view of a lane, by config name. */

@@ -13,6 +13,7 @@ import { abortHeld, type HeldJob } from "./held-job.ts";
 import { HeldJobs } from "./held-jobs.ts";
 import { createLaneLoop, type LaneLoop } from "./lane-loop.ts";
 import type { LaneState } from "./lane-state.ts";
+import { createReporter, type Reporter } from "./reporter.ts";
 import { createJobRunner } from "./run-job.ts";
 import { createRunnerPool } from "./runner-pool.ts";
 import { createSettler } from "./settler.ts";
@@ -24,8 +25,11 @@ import {
   type StopOptions,
   type WorkerOptions,
 } from "./worker-options.ts";
+import { createWorkerId, createWorkerRegistry } from "./worker-registry.ts";
 
 export interface Worker {
+  /** This worker's id in the worker registry (`tl.workers()`): host, pid and a random part. */
+  readonly id: string;
   /** Start the loop. Resolves once the lanes are open and the loop runs. */
   start(): Promise<void>;
   /**
@@ -43,7 +47,8 @@ export interface Worker {
 
 export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   const resolved = resolveWorkerOptions(options, host.configs);
-  const { concurrency, prefetch, configs, hintTtlMs, heartbeatMs, errorBackoffMs } = resolved;
+  const { concurrency, prefetch, configs, hintTtlMs, heartbeatMs, errorBackoffMs, reportMs } =
+    resolved;
   const { adapter, clock, events } = host;
   const caps = adapter.capabilities;
 
@@ -52,13 +57,24 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   const held = new HeldJobs();
   const stopSignal = new AbortController();
   const stopping = stopSignal.signal;
+  let loop: LaneLoop | undefined;
   const settler = createSettler({
     clock,
     random: host.random,
     events,
     held,
     maxBatch: caps.maxBatch,
+    onRetryScheduled: (ls, runAt) => loop?.retryScheduled(ls, runAt),
   });
+  const reporter: Reporter | undefined = caps.reports
+    ? createReporter({
+        clock,
+        events,
+        lose: settler.lose,
+        maxBatch: caps.maxBatch,
+        periodMs: reportMs,
+      })
+    : undefined;
   const runJob = createJobRunner({
     clock,
     events,
@@ -66,6 +82,9 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     stopping,
     maxPayloadBytes: host.maxPayloadBytes,
     instrumentation: host.instrumentation,
+    maxResultBytes: host.maxResultBytes,
+    storeResults: caps.results === true,
+    reporter,
   });
   const pool = createRunnerPool<HeldJob>({
     concurrency,
@@ -74,6 +93,8 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     onError: (h, error) =>
       events.emit("error", { error, during: "execute", lane: h.lane.config.name }),
   });
+  const id = createWorkerId();
+  let registry: ReturnType<typeof createWorkerRegistry>;
   const heartbeat = createHeartbeat({
     clock,
     events,
@@ -81,10 +102,10 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     lose: settler.lose,
     maxBatch: caps.maxBatch,
     periodMs: heartbeatMs,
+    onTick: () => registry?.register() ?? Promise.resolve(),
   });
 
   let running = false;
-  let loop: LaneLoop | undefined;
   let loopDone: Promise<void> = Promise.resolve();
   let stopPromise: Promise<void> | undefined;
   let unsubscribe: (() => Promise<void>) | undefined;
@@ -162,10 +183,12 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     }
     running = false;
     heartbeat.stop();
-    await unsubscribe?.();
+    reporter?.stop();
+    await Promise.all([unsubscribe?.(), registry?.deregister()]);
   };
 
   return {
+    id,
     get running() {
       return running;
     },
@@ -183,6 +206,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
         store: stores[i] as LaneStore,
         hint: undefined,
         hintAt: 0,
+        nextDueAt: undefined,
         held: new Map(),
         waiting: pool.line(config.priority),
       }));
@@ -208,6 +232,22 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
       });
       loop = laneLoop;
       stopLocalPublish = host.onLocalPublish(laneLoop.onLocalPublish);
+      registry = createWorkerRegistry(id, {
+        adapter,
+        events,
+        held,
+        lanes: lanes.map((ls) => ls.store.name),
+        concurrency,
+        startedAt: clock.now(),
+        // Three heartbeat periods: one late tick does not drop a live worker.
+        ttlMs: 3 * heartbeatMs,
+        running: () => {
+          let n = 0;
+          for (const h of held) if (h.running) n++;
+          return n;
+        },
+      });
+      await registry?.register();
       running = true;
       heartbeat.start();
       loopDone = laneLoop.run();

@@ -13,6 +13,8 @@ export interface HeartbeatDeps {
   lose: Settler["lose"];
   maxBatch: number;
   periodMs: number;
+  /** Also run on every tick, beside the extends (the worker registry's renewal). */
+  onTick?: () => Promise<void>;
 }
 
 export interface Heartbeat {
@@ -35,7 +37,7 @@ export interface Heartbeat {
  * lease that is still ours.
  */
 export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
-  const { clock, events, held, lose, maxBatch, periodMs } = deps;
+  const { clock, events, held, lose, maxBatch, periodMs, onTick } = deps;
   let timer: unknown;
   let running = false;
   /** The wait before the next tick after one whose extend threw, ms (0: none threw). */
@@ -51,8 +53,9 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       if (list) list.push(h);
       else byLane.set(h.lane, [h]);
     }
-    await Promise.all(
-      [...byLane].map(async ([ls, hs]) => {
+    await Promise.all([
+      onTick?.(),
+      ...[...byLane].map(async ([ls, hs]) => {
         for (const batch of inBatches(hs, maxBatch)) {
           const now = clock.now();
           try {
@@ -71,7 +74,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
           }
         }
       }),
-    );
+    ]);
     return healthy;
   };
 

@@ -1,4 +1,4 @@
-import type { ReservedJob } from "../adapter.ts";
+import type { JobLogLine, ReservedJob } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { JobTelemetry } from "../instrumentation.ts";
 import type { AnyTask } from "../task.ts";
@@ -41,6 +41,20 @@ export interface HeldJob {
   timer: unknown;
   /** What the client's instrumentation follows of this delivery, from a runner on. */
   telemetry: JobTelemetry | undefined;
+  /** The handler's return value, encoded, to store with the ack (adapters with `results`). */
+  result: string | undefined;
+  /** What the handler reported and the worker has not sent yet (adapters with `reports`). */
+  report: ReportBuffer | undefined;
+}
+
+/** A held job's unsent report: its latest progress and the log lines since the last send. */
+export interface ReportBuffer {
+  progress: string | undefined;
+  logs: JobLogLine[];
+  /** Lines dropped from `logs` (oldest first) to keep it within the lane's logLimit. */
+  dropped: number;
+  /** True while the job waits for the reporter's next send. */
+  queued: boolean;
 }
 
 export function createHeldJob(
@@ -64,6 +78,8 @@ export function createHeldJob(
     interrupt: undefined,
     timer: undefined,
     telemetry: undefined,
+    result: undefined,
+    report: undefined,
   };
 }
 

@@ -1,7 +1,11 @@
 import type { Clock } from "../clock.ts";
+import { byteLength } from "../codec.ts";
+import { PayloadTooLargeError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import type { JobContext } from "../task.ts";
 import type { HeldJob } from "./held-job.ts";
+import { bufferLog, bufferProgress, logLine, MAX_PROGRESS_BYTES } from "./report-buffer.ts";
+import type { Reporter } from "./reporter.ts";
 import type { Settler } from "./settler.ts";
 
 /** What every job's context shares: one object per worker. */
@@ -9,6 +13,8 @@ export interface ContextHost {
   clock: Clock;
   events: TasklaneEventBus;
   lose: Settler["lose"];
+  /** Set where the adapter stores reports (capability `reports`). */
+  reporter: Reporter | undefined;
 }
 
 /** A handler's context. A class, so a job costs one small object rather than closures. */
@@ -60,14 +66,44 @@ export class HeldJobContext implements JobContext {
   }
   progress(value: unknown): void {
     const h = this.#h;
+    const reporter = this.#host.reporter;
+    if (reporter !== undefined && !h.settled) {
+      let encoded: string;
+      try {
+        encoded = JSON.stringify(value) ?? "null";
+      } catch (error) {
+        throw new ValidationError(
+          h.job.task,
+          [{ message: `cannot be encoded as JSON (${String(error)})`, path: [] }],
+          "Progress",
+        );
+      }
+      const size = byteLength(encoded);
+      if (size > MAX_PROGRESS_BYTES) {
+        throw new PayloadTooLargeError(`Progress of job ${h.job.id}`, size, MAX_PROGRESS_BYTES);
+      }
+      bufferProgress(h, encoded);
+      reporter.queue(h);
+    }
+    this.#emit(value);
+  }
+  log(message: string): void {
+    const h = this.#h;
+    const reporter = this.#host.reporter;
+    if (reporter !== undefined && !h.settled) {
+      const at = this.#host.clock.now();
+      bufferLog(h, { at, attempt: h.job.attempt, message: logLine(String(message)) });
+      reporter.queue(h);
+    }
+    this.#emit({ log: message });
+  }
+  #emit(value: unknown): void {
+    const h = this.#h;
     this.#host.events.emit("progress", {
       lane: h.lane.config.name,
       jobId: h.job.id,
       task: h.job.task,
       value,
     });
-  }
-  log(message: string): void {
-    this.progress({ log: message });
   }
 }

@@ -10,14 +10,17 @@
  * known empty): staying would only cost another, empty, reserve.
  *
  * Idle: when every lane is known empty, the worker long-polls the selected lane for its
- * longPollMs, never spinning. A publish from this process ends that wait at once.
+ * longPollMs, never spinning. A publish from this process ends that wait at once. So does
+ * the time at which another lane has a job falling due (`nextDueAt`: learned from that
+ * lane's last reserve, or a retry this worker scheduled): the backend wakes a poll for its
+ * own lane's due jobs, but no backend can wake a poll on another lane.
  *
  * Room: the worker holds at most `concurrency + prefetch` jobs. While a lane has work,
  * the next reserve is sent before the batch just received is dispatched, within that
  * bound, so the backend round trip overlaps with running the batch.
  */
 import type { Capabilities, ReservedJob, ReserveResult } from "../adapter.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock, TimerHandle } from "../clock.ts";
 import { sleep } from "../clock.ts";
 import { ClosedError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
@@ -53,10 +56,15 @@ export interface LaneLoopDeps {
 export interface LaneLoop {
   /** Runs until the worker stops (or the adapter is closed under it). */
   run(): Promise<void>;
-  /** This process published to `laneName`: forget its hint, and end a long poll elsewhere. */
-  onLocalPublish(laneName: string): void;
+  /**
+   * This process published to `laneName`: forget its hint, and end a long poll elsewhere;
+   * with `dueAt` (every job delayed), do that when the earliest falls due instead.
+   */
+  onLocalPublish(laneName: string, dueAt?: number): void;
   /** End the current long poll, if any. */
   abortPoll(): void;
+  /** This worker scheduled a retry of a job of `ls` at `runAt` (accepted by the backend). */
+  retryScheduled(ls: LaneState, runAt: number): void;
 }
 
 type PendingReserve = Promise<ReserveResult> & { limit: number };
@@ -70,6 +78,10 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
   let pollController: AbortController | undefined;
   /** The lane of the current reserve call. */
   let pollLane: LaneState | undefined;
+  /** Whether the current reserve call is a long poll (it may wait). */
+  let longPolling = false;
+  /** Ends the current long poll when a job of another lane falls due. */
+  let dueTimer: TimerHandle | undefined;
   let drainedEmitted = false;
   /** The cap a selector put on the turn it is choosing (`limitTurn`), if any. */
   let turnCap: number | undefined;
@@ -96,14 +108,56 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     },
   };
 
-  const onLocalPublish = (laneName: string) => {
+  const onLocalPublish = (laneName: string, dueAt?: number) => {
     const ls = lanes.find((l) => l.config.name === laneName);
     if (!ls) return;
+    if (dueAt !== undefined) {
+      dueLater(ls, dueAt);
+      return;
+    }
     setHint(ls, undefined, clock.now());
     // End a long poll on another lane so the new job starts now, not after longPollMs. A
     // poll on this very lane is woken by the backend itself (the contract requires it):
     // aborting it would only cost a round trip.
     if (pollLane !== ls && pollController && !pollController.signal.aborted) pollController.abort();
+  };
+
+  const clearDueTimer = () => {
+    if (dueTimer !== undefined) clock.clearTimeout(dueTimer);
+    dueTimer = undefined;
+  };
+
+  /**
+   * While a long poll waits, arm a timer for the earliest time another lane has a job
+   * falling due; it ends the poll, and the selector, finding that lane no longer known
+   * empty, serves it.
+   */
+  const armDueTimer = () => {
+    clearDueTimer();
+    const controller = pollController;
+    if (!longPolling || controller === undefined || controller.signal.aborted) return;
+    let at = Number.POSITIVE_INFINITY;
+    for (const l of lanes) {
+      if (l !== pollLane && l.nextDueAt !== undefined && l.nextDueAt < at) at = l.nextDueAt;
+    }
+    if (at === Number.POSITIVE_INFINITY) return;
+    dueTimer = clock.setTimeout(
+      () => {
+        dueTimer = undefined;
+        controller.abort();
+      },
+      Math.max(0, at - clock.now()),
+    );
+  };
+
+  /** A job of `ls` falls due at `runAt` (a retry this worker scheduled, a delayed publish). */
+  const dueLater = (ls: LaneState, runAt: number) => {
+    // Due at runAt on a backend that keeps times to the millisecond; on a coarser one
+    // (SQS: whole seconds, rounded up) by the end of that step.
+    const dueAt = runAt + Math.max(0, caps.timeResolutionMs - 1);
+    if (ls.nextDueAt === undefined || dueAt < ls.nextDueAt) ls.nextDueAt = dueAt;
+    // A poll on this very lane is woken by the backend (the contract requires it).
+    if (longPolling && pollLane !== ls) armDueTimer();
   };
 
   const dispatch = (ls: LaneState, job: ReservedJob) => {
@@ -190,12 +244,16 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
           }
           pollController = new AbortController();
           pollLane = ls;
+          longPolling = waitMs > 0;
           try {
             pending = reserveFrom(ls, waitMs, pool.active, cap);
+            armDueTimer();
             await pending;
           } finally {
+            clearDueTimer();
             pollController = undefined;
             pollLane = undefined;
+            longPolling = false;
           }
         }
         const { limit } = pending;
@@ -203,7 +261,8 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         const got = result.jobs.length;
         taken += got;
         countReserve(ls, got);
-        setHint(ls, result.ready ?? (got < limit ? 0 : undefined), clock.now());
+        const ready = result.ready ?? (got < limit ? 0 : undefined);
+        setHint(ls, ready, clock.now(), ready === 0 ? result.nextDueAt : undefined);
         if (stopping.aborted) {
           for (const job of result.jobs) dispatchRelease(ls, job);
           return taken;
@@ -275,5 +334,6 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     run,
     onLocalPublish,
     abortPoll: () => pollController?.abort(),
+    retryScheduled: dueLater,
   };
 }

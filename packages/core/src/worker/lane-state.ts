@@ -17,18 +17,45 @@ export interface LaneState {
    */
   hint: number | undefined;
   hintAt: number;
+  /**
+   * When a job of this lane may become takeable although the lane was found empty: a
+   * delayed job or retry falling due, a lease running out (from the backend's reserve
+   * reply, `ReserveResult.nextDueAt`, or a retry this worker scheduled). From then on the
+   * lane counts as holding a job until a reserve or probe says otherwise, and a long poll
+   * on another lane ends.
+   */
+  nextDueAt: number | undefined;
   /** This lane's held jobs by id (for events that name a job). */
   readonly held: Map<string, HeldJob>;
   /** Where this lane's dispatched jobs wait for a runner: its priority's line. */
   readonly waiting: Fifo<HeldJob>;
 }
 
-/** The lane's ready count if learned within `ttlMs` of `now`; undefined when unknown. */
+/**
+ * The lane's ready count if learned within `ttlMs` of `now`; undefined when unknown. A
+ * lane known empty counts as holding one job once something of it has fallen due
+ * (`nextDueAt`): a selector then serves it without a probe (a probe may not see it yet: SQS
+ * counts are approximate and lag), and the reserve tells.
+ */
 export function freshHint(ls: LaneState, now: number, ttlMs: number): number | undefined {
-  return ls.hint !== undefined && now - ls.hintAt <= ttlMs ? ls.hint : undefined;
+  if (ls.nextDueAt !== undefined && now >= ls.nextDueAt && ls.hint === 0) return 1;
+  if (ls.hint === undefined || now - ls.hintAt > ttlMs) return undefined;
+  return ls.hint;
 }
 
-export function setHint(ls: LaneState, n: number | undefined, now: number): void {
+/**
+ * What a reserve or probe at `now` taught about the lane: its ready count and, when it
+ * has none, when a job may become takeable (undefined: not told). A due time that has
+ * passed is answered by this very look, so it is forgotten.
+ */
+export function setHint(
+  ls: LaneState,
+  n: number | undefined,
+  now: number,
+  nextDueAt?: number,
+): void {
   ls.hint = n;
   ls.hintAt = now;
+  if (nextDueAt !== undefined) ls.nextDueAt = nextDueAt;
+  else if (ls.nextDueAt !== undefined && ls.nextDueAt <= now) ls.nextDueAt = undefined;
 }

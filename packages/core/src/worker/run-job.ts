@@ -7,6 +7,8 @@ import { type AnyTask, validatePayload } from "../task.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
 import { type ContextHost, HeldJobContext } from "./job-context.ts";
 import { toJobError } from "./job-error.ts";
+import { createSucceed } from "./job-result.ts";
+import type { Reporter } from "./reporter.ts";
 import type { Settler } from "./settler.ts";
 
 export interface JobRunnerDeps {
@@ -19,6 +21,12 @@ export interface JobRunnerDeps {
   maxPayloadBytes: number;
   /** The client's telemetry hooks, if any. */
   instrumentation: Instrumentation | undefined;
+  /** Largest encoded return value, bytes. */
+  maxResultBytes: number;
+  /** The adapter stores results (capability `results`). */
+  storeResults: boolean;
+  /** Sends handlers' reports, where the adapter stores them (capability `reports`). */
+  reporter: Reporter | undefined;
 }
 
 /**
@@ -28,9 +36,14 @@ export interface JobRunnerDeps {
  * inside its lease (Kale's time budget: handed back unstarted).
  */
 export function createJobRunner(deps: JobRunnerDeps) {
-  const { clock, events, settler, stopping, maxPayloadBytes, instrumentation } = deps;
+  const { clock, events, settler, stopping, maxPayloadBytes, instrumentation, reporter } = deps;
   const { settle } = settler;
-  const contextHost: ContextHost = { clock, events, lose: settler.lose };
+  const contextHost: ContextHost = { clock, events, lose: settler.lose, reporter };
+  const succeed = createSucceed({
+    settle,
+    maxResultBytes: deps.maxResultBytes,
+    storeResults: deps.storeResults,
+  });
 
   return async function runJob(h: HeldJob): Promise<void> {
     if (h.settled) return;
@@ -118,15 +131,23 @@ export function createJobRunner(deps: JobRunnerDeps) {
         h.telemetry === undefined
           ? task.run(payload, ctx)
           : runObserved(h.telemetry, task, payload, ctx);
-      if (result instanceof Promise) {
+      let value: unknown;
+      if (!(result instanceof Promise)) value = result;
+      else {
         // Race the handler against an interrupt, so a handler that ignores its signal
         // does not keep a slot (or the shutdown) waiting forever.
         await new Promise<void>((resolve, reject) => {
           h.interrupt = resolve;
-          result.then(() => resolve(), reject);
+          result.then((v) => {
+            value = v;
+            resolve();
+          }, reject);
         });
       }
-      if (!h.settled) settle(h, { kind: "success" });
+      if (!h.settled) {
+        const checking = succeed(h, value);
+        if (checking !== undefined) await checking;
+      }
     } catch (error) {
       if (!h.settled) settle(h, { kind: "failure", error });
     } finally {

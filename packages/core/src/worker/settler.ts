@@ -26,7 +26,13 @@
  */
 import type { JobError, LockStatus, NackItem } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
-import { CanceledError, ClosedError, LockLostError, UnrecoverableError } from "../errors.ts";
+import {
+  CanceledError,
+  ClosedError,
+  LockLostError,
+  MovedError,
+  UnrecoverableError,
+} from "../errors.ts";
 import type { SettleCall, TasklaneEventBus, TasklaneEvents } from "../events.ts";
 import type { JobSettling } from "../instrumentation.ts";
 import { backoffMs } from "../retry.ts";
@@ -36,6 +42,7 @@ import { abortHeld, type HeldJob } from "./held-job.ts";
 import type { HeldJobs } from "./held-jobs.ts";
 import { toJobError } from "./job-error.ts";
 import type { LaneState } from "./lane-state.ts";
+import { ackItemOf, withReport } from "./report-buffer.ts";
 
 /** How a held job ended, as far as this worker decides it. */
 export type Ending =
@@ -54,6 +61,8 @@ export interface SettlerDeps {
   held: HeldJobs;
   /** The adapter's largest batch: larger settles go out in several calls. */
   maxBatch: number;
+  /** A retry of a job of `ls` at `runAt` was accepted by the backend. */
+  onRetryScheduled?(ls: LaneState, runAt: number): void;
 }
 
 export interface Settler {
@@ -98,7 +107,8 @@ interface CallKind<T> {
   requeue(p: Pending, item: T): void;
 }
 
-export function createSettler({ clock, random, events, held, maxBatch }: SettlerDeps): Settler {
+export function createSettler(deps: SettlerDeps): Settler {
+  const { clock, random, events, held, maxBatch, onRetryScheduled } = deps;
   const pendingByLane = new Map<LaneState, Pending>();
   let flushScheduled = false;
   /** Settling calls waiting to be retried: the timer of each, and how to give it up. */
@@ -110,7 +120,11 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     h.settled = true;
     const ref = { lane: h.lane.config.name, jobId: h.job.id, task: h.job.task };
     const reason =
-      status === "canceled" ? new CanceledError(h.job.id) : new LockLostError(h.job.id);
+      status === "canceled"
+        ? new CanceledError(h.job.id)
+        : status === "put"
+          ? new MovedError(h.job.id)
+          : new LockLostError(h.job.id);
     if (!answered) abortHeld(h, reason, clock);
     const stalled = status === "lost" && clock.now() > h.job.lock.expiresAt;
     if (status === "canceled") events.emit("canceled", ref);
@@ -233,7 +247,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
   const ackKind: CallKind<HeldJob> = {
     call: "ack",
     holder: self,
-    send: (ls, b) => ls.store.ack(b.map((h) => h.job.lock)),
+    send: (ls, b) => ls.store.ack(b.map(ackItemOf)),
     onOk: (ls, h) =>
       events.emit("succeeded", {
         lane: ls.config.name,
@@ -247,7 +261,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
   const nackKind: CallKind<NackEntry> = {
     call: "nack",
     holder: (n) => n.h,
-    send: (ls, b) => ls.store.nack(b.map((n) => n.item)),
+    send: (ls, b) => ls.store.nack(b.map((n) => withReport(n.item, n.h))),
     onOk: (ls, { h, item }) => {
       const ref = {
         lane: ls.config.name,
@@ -257,7 +271,10 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
         error: item.error,
       };
       if ("dead" in item) events.emit("failed", ref);
-      else events.emit("retrying", { ...ref, runAt: item.runAt });
+      else {
+        onRetryScheduled?.(ls, item.runAt);
+        events.emit("retrying", { ...ref, runAt: item.runAt });
+      }
     },
     requeue: (p, n) => p.nacks.push(n),
   };
@@ -265,7 +282,7 @@ export function createSettler({ clock, random, events, held, maxBatch }: Settler
     call: "release",
     holder: self,
     send: (ls, b) =>
-      ls.store.release(b.map((h) => ({ lock: h.job.lock, uncounted: true as const }))),
+      ls.store.release(b.map((h) => withReport({ lock: h.job.lock, uncounted: true as const }, h))),
     onOk: () => {},
     requeue: (p, h) => p.releases.push(h),
   };

@@ -26,6 +26,8 @@ export interface WorkerHost {
   readonly maxPayloadBytes: number;
   /** The client's telemetry hooks, if any. */
   readonly instrumentation: Instrumentation | undefined;
+  /** Largest encoded handler return value, bytes (the client's `maxResultBytes`). */
+  readonly maxResultBytes: number;
   /** Every configured lane, by config name. */
   readonly configs: ReadonlyMap<string, LaneConfig>;
   /** A fresh selector: built-in selectors keep per-worker state. */
@@ -34,7 +36,9 @@ export interface WorkerHost {
   openLane(name: string): Promise<LaneStore>;
   /**
    * Call `listener` with a lane's config name whenever this process publishes to it (or
-   * resumes it), so an idle worker wakes at once. Returns the function that stops it.
+   * resumes it), so an idle worker wakes at once; `dueAt` when every job published was
+   * delayed: the earliest runAt (the worker wakes then instead). Returns the function
+   * that stops it.
    */
-  onLocalPublish(listener: (lane: string) => void): () => void;
+  onLocalPublish(listener: (lane: string, dueAt?: number) => void): () => void;
 }

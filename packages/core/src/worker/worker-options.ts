@@ -24,6 +24,12 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** First back-off after an infrastructure error, ms (doubles to 30 s). Default 250. */
   errorBackoffMs?: number;
+  /**
+   * Most often running jobs' progress and log lines are sent to the backend, ms (one
+   * call per lane per period, adapters with capability `reports`); what a job reports
+   * last always rides on its ack or nack. Default 1_000.
+   */
+  reportMs?: number;
 }
 
 export interface StopOptions {
@@ -44,6 +50,8 @@ export function resolveStopOptions(input: StopOptions | undefined): Required<Sto
 
 /** Below this a heartbeat timer is a storm of backend calls, not a safety margin. */
 const MIN_HEARTBEAT_MS = 10;
+/** Below this, reports would cost a call per lane nearly as often as the handlers log. */
+const MIN_REPORT_MS = 10;
 /** The error back-off doubles up to 30 s; a first back-off above that would be capped anyway. */
 export const MAX_ERROR_BACKOFF_MS = 30_000;
 
@@ -56,6 +64,7 @@ export interface ResolvedWorkerOptions {
   hintTtlMs: number;
   heartbeatMs: number;
   errorBackoffMs: number;
+  reportMs: number;
 }
 
 export const workerOptionsSchema = z
@@ -73,6 +82,7 @@ export const workerOptionsSchema = z
       .min(1, "must be >= 1 ms")
       .max(MAX_ERROR_BACKOFF_MS, `must be <= ${MAX_ERROR_BACKOFF_MS} ms (the back-off's cap)`)
       .optional(),
+    reportMs: timerMs(MIN_REPORT_MS).optional(),
   })
   .strict();
 
@@ -117,5 +127,6 @@ export function resolveWorkerOptions(
     hintTtlMs: options.hintTtlMs ?? 1_000,
     heartbeatMs,
     errorBackoffMs: options.errorBackoffMs ?? 250,
+    reportMs: options.reportMs ?? 1_000,
   };
 }

@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { LIFECYCLE_EVENT_TYPES } from "@tasklane/core";
+import { type Capabilities, LIFECYCLE_EVENT_TYPES, OPERATOR_CAPABILITIES } from "@tasklane/core";
 import { type ApiContext, type App, guarded, NOT_YET_SUPPORTED } from "../api-context.ts";
 import { HttpError } from "../errors.ts";
 import { type EventSource, openEventStream } from "../event-stream.ts";
@@ -38,7 +38,8 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
     (c) =>
       c.json(
         {
-          adapter: { name: tl.adapter.name, capabilities: { ...caps } },
+          adapter: { name: tl.adapter.name, capabilities: capabilitiesOf(caps) },
+          scope: ctx.scopeOf(c.req.raw) ?? "read",
           lanes: [...ctx.lanes.keys()],
           tasks: [...ctx.tasks.keys()],
           notYetSupported: [...NOT_YET_SUPPORTED],
@@ -146,4 +147,14 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
       }) as never;
     },
   );
+}
+
+/** Every capability as a value: an operator capability an adapter leaves out is false. */
+function capabilitiesOf(caps: Capabilities): Record<string, boolean | number> {
+  const out: Record<string, boolean | number> = {};
+  for (const [name, value] of Object.entries(caps)) {
+    if (typeof value === "boolean" || typeof value === "number") out[name] = value;
+  }
+  for (const name of OPERATOR_CAPABILITIES) out[name] = caps[name] === true;
+  return out;
 }
