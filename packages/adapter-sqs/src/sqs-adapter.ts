@@ -118,6 +118,8 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     timeResolutionMs: 1_000,
     exactCounts: false,
     priorities,
+    // Standard queues are not ordered; priority bands order only between bands.
+    strictOrder: false,
     dedup: false,
     fencing: true,
     get: false,

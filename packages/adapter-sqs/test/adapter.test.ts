@@ -79,6 +79,7 @@ describe("capabilities", () => {
       timeResolutionMs: 1000,
       exactCounts: false,
       priorities: false,
+      strictOrder: false,
       dedup: false,
       fencing: true,
       get: false,

@@ -286,6 +286,13 @@ export interface Capabilities {
   exactCounts: boolean;
   /** Job-level priority inside one lane. */
   priorities: boolean;
+  /**
+   * Reserve hands out due jobs in the contract's exact order: higher priority first, then
+   * earlier due time, then put order. False where the backend cannot (SQS standard
+   * queues): order is then only approximate, and with `priorities` only the extremes are
+   * promised (a job of priority 1000 before one of 0 before one of −1000).
+   */
+  strictOrder: boolean;
   /** A second put with the same id is refused as "duplicate". */
   dedup: boolean;
   /** Fencing: a stale lock's ack/extend returns "lost" (SQS: a stale receipt handle). */
@@ -320,6 +327,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     ...limits,
     exactCounts: true,
     priorities: true,
+    strictOrder: true,
     dedup: true,
     fencing: true,
     get: true,
