@@ -346,3 +346,13 @@ export async function libraryNames(node: Redis): Promise<string[]> {
 export function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}`;
 }
+
+/**
+ * Connections blocked in BLPOP on `client`'s server now: long polls waiting on a lane's
+ * wake-up key (any lane: CLIENT LIST does not show the key). Tests wait for this count to
+ * rise instead of sleeping to "let the poll block".
+ */
+export async function blockedPolls(client: Redis): Promise<number> {
+  const list = (await client.client("LIST")) as string;
+  return list.split("\n").filter((line) => line.includes("cmd=blpop")).length;
+}
