@@ -27,6 +27,7 @@ import { decodeId, encodeId, laneKeys, SCRIPTS } from "../src/internal.ts";
 import { parseSummary } from "../src/redis-lane.ts";
 import {
   commandCalls,
+  blockedPolls as countBlockedPolls,
   freePort,
   newJob as job,
   LANE_OPTIONS,
@@ -73,8 +74,15 @@ const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
 const putSent = () => new Promise((resolve) => process.nextTick(resolve));
 
 /** Connections blocked in BLPOP on the server now (our long polls). */
-const blockedPolls = async () =>
-  ((await raw.client("LIST")) as string).split("\n").filter((l) => l.includes("cmd=blpop")).length;
+const blockedPolls = () => countBlockedPolls(raw);
+
+/** Start `reserve` and resolve once the server shows it blocked (its pending reserve). */
+const blockedPoll = async <T>(reserve: () => Promise<T>): Promise<{ poll: Promise<T> }> => {
+  const before = await blockedPolls();
+  const poll = reserve();
+  await waitFor(async () => (await blockedPolls()) > before, "the poll to block");
+  return { poll };
+};
 
 describe("id codec", () => {
   it("round-trips UUIDs compactly and every other id unchanged", () => {
@@ -156,8 +164,9 @@ describe("scripts", () => {
     const q = await adapter.lane(name, opts);
     await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 }); // empty: the next one blocks
     const before = await commandCalls(raw);
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 5_000 }),
+    );
     // The block ends (a wake-up marker) while the library is gone: the reserve queued
     // behind it fails, and the poll goes on with a reserve that loads the library again.
     await raw.call("FUNCTION", "DELETE", LIBRARY.name);
@@ -880,8 +889,9 @@ describe("ordering", () => {
 describe("long polls", () => {
   it("a job put into an empty lane reaches an idle worker within milliseconds", async () => {
     const q = await fresh();
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100)); // let the worker block
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 }),
+    );
     const started = performance.now();
     const put = job();
     await q.put([put]);
@@ -904,8 +914,9 @@ describe("long polls", () => {
   it("an earlier delayed job put by another process shortens a long block", async () => {
     const q = await fresh();
     await q.put([job({ runAt: Date.now() + 60_000 })]);
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 }),
+    );
     const soon = job({ runAt: Date.now() + 200 });
     const other = createRedisAdapter({ connection: server.url, prefix });
     try {
@@ -923,20 +934,23 @@ describe("long polls", () => {
     const q = await fresh();
     for (let i = 0; i < 3; i++) {
       const controller = new AbortController();
-      const poll = q.reserve({
-        limit: 1,
-        leaseMs: 1_000,
-        waitMs: 20_000,
-        signal: controller.signal,
-      });
-      setTimeout(() => controller.abort(), 30);
+      const { poll } = await blockedPoll(() =>
+        q.reserve({
+          limit: 1,
+          leaseMs: 1_000,
+          waitMs: 20_000,
+          signal: controller.signal,
+        }),
+      );
+      controller.abort();
       const started = performance.now();
       expect((await poll).jobs).toEqual([]);
       expect(performance.now() - started).toBeLessThan(1_000);
     }
     const put = job();
-    const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 50));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 }),
+    );
     await q.put([put]);
     expect((await poll).jobs[0]?.id).toBe(put.id);
   });
@@ -948,8 +962,9 @@ describe("long polls", () => {
     const put = job();
     await q.put([put]);
     expect(await q.probe()).toBe(0);
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 }),
+    );
     const started = performance.now();
     await q.resume();
     expect((await poll).jobs[0]?.id).toBe(put.id);
@@ -1011,8 +1026,9 @@ describe("long polls", () => {
   it("close ends pending polls with no jobs", async () => {
     const own = createRedisAdapter({ connection: server.url, prefix });
     const q = await own.lane(`q-${randomUUID().slice(0, 8)}`, opts);
-    const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 50));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 }),
+    );
     await own.close();
     expect((await poll).jobs).toEqual([]);
     await expect(q.ack([])).rejects.toBeInstanceOf(ClosedError);
@@ -1031,8 +1047,9 @@ describe("across processes", () => {
       expect(first.jobs).toHaveLength(2);
       expect(first.ready).toBe(0);
       expect((await b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 })).jobs).toEqual([]);
-      const poll = b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 20_000 });
-      await new Promise((r) => setTimeout(r, 100));
+      const { poll } = await blockedPoll(() =>
+        b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 20_000 }),
+      );
       await a.ack([first.jobs[0]!.lock]);
       expect((await poll).jobs).toHaveLength(1);
     } finally {
