@@ -14,10 +14,12 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
+import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import type { ConformanceOptions } from "./options.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
-export type { ConformanceOptions, Harness };
+export type { ConformanceOptions, Harness, KnownDefect, ModelSuiteOptions };
+export { runModelSuite };
 
 export function runConformanceSuite(options: ConformanceOptions): void {
   describe(`conformance: ${options.name}`, { timeout: 120_000 }, () => {
