@@ -9,8 +9,8 @@
  * A bug that no test catches is printed as MISSED, and the script exits 1. Run it on a
  * clean tree: it refuses when a file it would touch has uncommitted changes.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -27,9 +27,18 @@ interface Bug {
 
 type Suite = "memory" | "redis";
 
-const SUITES: Record<Suite, { project: string; file: string }> = {
-  memory: { project: "adapter-memory", file: "packages/adapter-memory/test/conformance.test.ts" },
-  redis: { project: "adapter-redis", file: "packages/adapter-redis/test/conformance.test.ts" },
+/** Each suite's vitest project, test file, and how long it may run before it counts as hung. */
+const SUITES: Record<Suite, { project: string; file: string; timeoutMs: number }> = {
+  memory: {
+    project: "adapter-memory",
+    file: "packages/adapter-memory/test/conformance.test.ts",
+    timeoutMs: 3 * 60_000,
+  },
+  redis: {
+    project: "adapter-redis",
+    file: "packages/adapter-redis/test/conformance.test.ts",
+    timeoutMs: 8 * 60_000,
+  },
 };
 
 export const BUGS: Bug[] = [
@@ -102,33 +111,51 @@ export const BUGS: Bug[] = [
   },
 ];
 
-interface JsonReport {
-  testResults: Array<{
-    assertionResults: Array<{ fullName: string; status: string }>;
-  }>;
+interface SuiteRun {
+  /** Full names of the tests that failed. */
+  failed: string[];
+  /** The run did not finish in time (a bug can make a suite hang): it was killed. */
+  hung: boolean;
 }
 
-/** The full names of the tests that failed in one vitest run of `suite`. */
-function failedTests(suite: Suite): string[] {
-  const { project, file } = SUITES[suite];
+/** Run the conformance suite of `suite` and collect the tests that failed. */
+async function runSuite(suite: Suite): Promise<SuiteRun> {
+  const { project, file, timeoutMs } = SUITES[suite];
   const dir = mkdtempSync(join(tmpdir(), "plant-bugs-"));
-  const out = join(dir, "report.json");
+  const out = join(dir, "failed.txt");
   try {
-    spawnSync(
+    // Its own process group, so a hung run is killed with every worker it started.
+    const child = spawn(
       "npx",
-      ["vitest", "run", "--project", project, file, "--reporter=json", `--outputFile=${out}`],
-      { stdio: ["ignore", "ignore", "inherit"] },
+      [
+        "vitest",
+        "run",
+        "--project",
+        project,
+        file,
+        "--reporter=./scripts/failed-tests-reporter.ts",
+      ],
+      {
+        detached: true,
+        stdio: ["ignore", "ignore", "inherit"],
+        env: { ...process.env, PLANT_BUGS_FAILED: out },
+      },
     );
-    const report = JSON.parse(readFileSync(out, "utf8")) as JsonReport;
-    return report.testResults.flatMap((r) =>
-      r.assertionResults.filter((a) => a.status === "failed").map((a) => a.fullName),
-    );
+    let hung = false;
+    const timer = setTimeout(() => {
+      hung = true;
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    }, timeoutMs);
+    await new Promise((resolve) => child.on("exit", resolve));
+    clearTimeout(timer);
+    const failed = existsSync(out) ? readFileSync(out, "utf8").split("\n").filter(Boolean) : [];
+    return { failed, hung };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function main(): number {
+async function main(): Promise<number> {
   const filters = process.argv.slice(2);
   const bugs = BUGS.filter((b) => filters.length === 0 || filters.some((f) => b.name.includes(f)));
   const dirty = execFileSync("git", ["status", "--porcelain", "--", ...bugs.map((b) => b.file)], {
@@ -139,10 +166,9 @@ function main(): number {
     return 2;
   }
   // A clean suite first: a failure it already has would be counted as a catch.
-  const baseline = new Set<Suite>(bugs.flatMap((b) => b.suites));
-  for (const suite of baseline) {
-    const failed = failedTests(suite);
-    if (failed.length > 0) {
+  for (const suite of new Set<Suite>(bugs.flatMap((b) => b.suites))) {
+    const { failed, hung } = await runSuite(suite);
+    if (failed.length > 0 || hung) {
       console.error(`The ${suite} suite fails without any planted bug:\n  ${failed.join("\n  ")}`);
       return 2;
     }
@@ -156,26 +182,30 @@ function main(): number {
       return 2;
     }
     const restore = () => writeFileSync(bug.file, original);
-    process.once("SIGINT", () => {
+    const onSignal = () => {
       restore();
       process.exit(130);
-    });
+    };
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
     writeFileSync(bug.file, original.replace(bug.find, bug.replace));
     try {
       for (const suite of bug.suites) {
-        const failed = failedTests(suite);
-        if (failed.length === 0) missed++;
-        console.log(
-          `${failed.length > 0 ? "caught" : "MISSED"}  ${bug.name} (${bug.breaks}) on ${suite}`,
-        );
+        const { failed, hung } = await runSuite(suite);
+        const caught = failed.length > 0 || hung;
+        if (!caught) missed++;
+        console.log(`${caught ? "caught" : "MISSED"}  ${bug.name} (${bug.breaks}) on ${suite}`);
         for (const name of failed) console.log(`          by: ${name}`);
+        if (hung)
+          console.log(`          and the suite hung: killed after ${SUITES[suite].timeoutMs / 1000} s`);
       }
     } finally {
       restore();
-      process.removeAllListeners("SIGINT");
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
     }
   }
   return missed > 0 ? 1 : 0;
 }
 
-process.exitCode = main();
+process.exitCode = await main();
