@@ -76,11 +76,27 @@ const putSent = () => new Promise((resolve) => process.nextTick(resolve));
 /** Connections blocked in BLPOP on the server now (our long polls). */
 const blockedPolls = () => countBlockedPolls(raw);
 
+/**
+ * Resolves once the server shows one more blocked poll than when `untilBlocked` was called,
+ * counting from the lowest reading since: a poll of an earlier test that is still being
+ * unblocked may leave while this one arrives.
+ */
+const untilBlocked = async (): Promise<() => Promise<void>> => {
+  let low = await blockedPolls();
+  return async () => {
+    await waitFor(async () => {
+      const n = await blockedPolls();
+      low = Math.min(low, n);
+      return n > low;
+    }, "the poll to block");
+  };
+};
+
 /** Start `reserve` and resolve once the server shows it blocked (its pending reserve). */
 const blockedPoll = async <T>(reserve: () => Promise<T>): Promise<{ poll: Promise<T> }> => {
-  const before = await blockedPolls();
+  const blocked = await untilBlocked();
   const poll = reserve();
-  await waitFor(async () => (await blockedPolls()) > before, "the poll to block");
+  await blocked();
   return { poll };
 };
 
@@ -886,7 +902,9 @@ describe("ordering", () => {
   });
 });
 
-describe("long polls", () => {
+// Several round trips each, and waits for the server to show a poll blocked: more than
+// the default 5 s on a loaded machine.
+describe("long polls", { timeout: 20_000 }, () => {
   it("a job put into an empty lane reaches an idle worker within milliseconds", async () => {
     const q = await fresh();
     const { poll } = await blockedPoll(() =>
@@ -975,7 +993,7 @@ describe("long polls", () => {
   it("a reserve that ran as an aborted poll's block ended hands its jobs back", async () => {
     const q = await fresh();
     await loadPutAndReserve(q);
-    const blocked = await blockedPolls();
+    const blocked = await untilBlocked();
     const controller = new AbortController();
     const poll = q.reserve({
       limit: 10,
@@ -983,7 +1001,7 @@ describe("long polls", () => {
       waitMs: 20_000,
       signal: controller.signal,
     });
-    await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
+    await blocked();
     // On the adapter's connection the put goes out before abort's CLIENT UNBLOCK: the put
     // wakes the block, and the reserve sent behind it takes the job for a poll that has
     // already ended. That reserve's reply must not strand the job under a lease.
@@ -1008,9 +1026,9 @@ describe("long polls", () => {
     const own = createRedisAdapter({ connection: server.url, prefix });
     const q = await own.lane(name, opts);
     await loadPutAndReserve(q);
-    const blocked = await blockedPolls();
+    const blocked = await untilBlocked();
     const poll = q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 20_000 });
-    await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
+    await blocked();
     const put = job();
     const putting = q.put([put]);
     await putSent();
