@@ -354,5 +354,8 @@ export function uniquePrefix(): string {
  */
 export async function blockedPolls(client: Redis): Promise<number> {
   const list = (await client.client("LIST")) as string;
-  return list.split("\n").filter((line) => line.includes("cmd=blpop")).length;
+  // flags "b": blocked now. `cmd` is only the last command a connection ran, which stays
+  // "blpop" for a connection whose block has ended until it runs another.
+  return list.split("\n").filter((line) => line.includes("cmd=blpop") && /\bflags=\w*b/.test(line))
+    .length;
 }
