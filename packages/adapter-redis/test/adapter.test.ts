@@ -959,7 +959,7 @@ describe("long polls", { timeout: 20_000 }, () => {
         signal: controller.signal,
       });
       // Not waiting for the block here: under load, a poll right after an aborted one was
-      // seen not to block within 10 s on Valkey (not yet understood; see the report).
+      // seen not to block within 10 s on Valkey (not yet understood).
       setTimeout(() => controller.abort(), 30);
       const started = performance.now();
       expect((await poll).jobs).toEqual([]);
