@@ -197,7 +197,9 @@ async function main(): Promise<number> {
         console.log(`${caught ? "caught" : "MISSED"}  ${bug.name} (${bug.breaks}) on ${suite}`);
         for (const name of failed) console.log(`          by: ${name}`);
         if (hung)
-          console.log(`          and the suite hung: killed after ${SUITES[suite].timeoutMs / 1000} s`);
+          console.log(
+            `          and the suite hung: killed after ${SUITES[suite].timeoutMs / 1000} s`,
+          );
       }
     } finally {
       restore();
