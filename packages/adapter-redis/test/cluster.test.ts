@@ -13,6 +13,7 @@ import {
 } from "../src/index.ts";
 import { laneKeys } from "../src/internal.ts";
 import {
+  blockedPolls,
   newJob as job,
   LANE_OPTIONS,
   libraryNames,
@@ -116,8 +117,15 @@ describe("redis cluster", () => {
 
   it("wakes a blocked worker on its lane's node", async () => {
     const q = await adapter.lane("wake-me", opts);
+    // Blocked polls on every master: the lane's node is one of them.
+    const blocked = async () =>
+      (await Promise.all(client.nodes("master").map((node) => blockedPolls(node)))).reduce(
+        (a, b) => a + b,
+        0,
+      );
+    const before = await blocked();
     const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => (await blocked()) > before, "the poll to block");
     const put = job();
     await q.put([put]);
     expect((await poll).jobs[0]?.id).toBe(put.id);
