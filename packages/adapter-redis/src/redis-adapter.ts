@@ -110,9 +110,6 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
   ...LIFECYCLE_EVENT_TYPES,
 ]);
 
-/** ioredis Cluster's maxRedirections for the clients the adapter creates (see below). */
-export const CLUSTER_MAX_REDIRECTIONS = 6;
-
 /** 100 years: effectively unbounded, still exact in epoch-ms doubles. */
 const LONG_MS = 100 * 365 * 86_400_000;
 
@@ -230,14 +227,17 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     client = new Cluster(options.cluster.nodes, {
       // See below: auto-pipelining costs more than it saves here.
       enableAutoPipelining: false,
-      // How long a call to a lane whose slot has no reachable owner keeps being redirected
-      // before it fails (ioredis: 16). A dead master's lanes cannot be served until a
-      // replica takes over (cluster-node-timeout, seconds), which no client retry rides
-      // out; a call that fails sooner lets the caller move on: the worker serves its other
-      // lanes, a publisher retries. With 6, such a call fails in ~0.3-0.6 s instead of
-      // ~1.2 s, and a slot migration (TRYAGAIN) or a failover's CLUSTERDOWN spell is ridden
-      // out for ~0.6 s (README, Redis Cluster).
-      maxRedirections: CLUSTER_MAX_REDIRECTIONS,
+      // A call whose node connection closed is not sent again after a pause (ioredis:
+      // 100 ms, with a slot map refresh, up to maxRedirections times): it fails at once.
+      // A dead master's lanes cannot be served until a replica takes over
+      // (cluster-node-timeout, seconds), which no client retry rides out, and each retry
+      // meets the dead node again through a MOVED: with ioredis's default such a call
+      // failed after ~1.2 s (a worker's loop waiting on it), now within milliseconds. The
+      // caller retries (the worker sets the lane aside and probes it; a settling call is
+      // retried within its lease). TRYAGAIN (a slot migrating) and CLUSTERDOWN (the
+      // cluster-wide pause while a failover elects a replica) are still retried every
+      // 100 ms, for up to ~1.6 s: they pass by themselves. README, Redis Cluster.
+      retryDelayOnFailover: 0,
       ...given,
       redisOptions: {
         maxRetriesPerRequest: 1,

@@ -5,8 +5,10 @@
  * failover, a master killed with SIGKILL and started again, and a slot migration while
  * jobs flow.
  */
+import { type AnyTask, createTasklane, defineTask, type Tasklane } from "@tasklane/core";
 import type { Lock } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createRedisAdapter, type RedisAdapter, RedisUnavailableError } from "../src/index.ts";
 import { laneKeys } from "../src/internal.ts";
 import { type ReplicatedCluster, startReplicatedCluster } from "./cluster-harness.ts";
@@ -32,9 +34,8 @@ function adapter(): RedisAdapter {
   return a;
 }
 
-async function slotOf(lane: string): Promise<number> {
-  const any = cluster.node(cluster.ports[0] as number);
-  return Number(await any.call("CLUSTER", "KEYSLOT", laneKeys(PREFIX, lane).meta));
+function slotOf(lane: string): Promise<number> {
+  return cluster.keySlot(laneKeys(PREFIX, lane).meta);
 }
 
 /**
@@ -108,4 +109,222 @@ describe("fencing across a Cluster failover", () => {
     await cluster.waitHealthy();
     expect(await cluster.replicasOf(replica as number)).toEqual([master]);
   }, 60_000);
+});
+
+/** Six lanes, two on each master (as the slot map is when the scenario starts). */
+async function lanesOverMasters(perMaster: number, masters: number): Promise<string[]> {
+  const byMaster = new Map<number, string[]>();
+  for (
+    let i = 0;
+    byMaster.size < masters || [...byMaster.values()].some((l) => l.length < perMaster);
+    i++
+  ) {
+    const name = `flow-${i}`;
+    const owner = await cluster.masterOf(await slotOf(name));
+    const list = byMaster.get(owner) ?? [];
+    if (list.length < perMaster) list.push(name);
+    byMaster.set(owner, list);
+  }
+  return [...byMaster.values()].flat();
+}
+
+/** The longest time between two consecutive times of `times` (sorted) inside [from, to]. */
+function longestGap(times: number[], from: number, to: number): number {
+  let last = from;
+  let longest = 0;
+  for (const at of times) {
+    if (at < from) continue;
+    if (at > to) break;
+    longest = Math.max(longest, at - last);
+    last = at;
+  }
+  return Math.max(longest, to - last);
+}
+
+describe("workers through Cluster failovers and a slot migration", () => {
+  it("loses no job, leaves none stuck, and every worker resumes", async () => {
+    const lanes = await lanesOverMasters(2, 3);
+    const laneConfigs = lanes.map((name) => ({
+      name,
+      leaseMs: 10_000,
+      longPollMs: 500,
+      batchSize: 10,
+    }));
+    const tasks = lanes.map((lane) =>
+      defineTask({
+        name: `t-${lane}`,
+        lane,
+        schema: z.object({ n: z.number() }),
+        run: async () => {
+          await new Promise((r) => setTimeout(r, 2));
+        },
+      }),
+    );
+    const client = (): Tasklane => {
+      const tl = createTasklane({ adapter: adapter(), lanes: laneConfigs, tasks });
+      tl.events.on("error", () => {});
+      return tl;
+    };
+
+    // Three workers serving every lane; each success noted with the worker, lane and time.
+    const done = new Set<string>();
+    const workers = [client(), client(), client()];
+    const finishes = workers.map(() => new Map<string, number[]>());
+    workers.forEach((tl, w) => {
+      tl.events.on("succeeded", (e) => {
+        done.add(e.jobId);
+        const perLane = finishes[w] as Map<string, number[]>;
+        const list = perLane.get(e.lane) ?? [];
+        list.push(Date.now());
+        perLane.set(e.lane, list);
+      });
+    });
+    for (const tl of workers) await tl.worker({ concurrency: 8 }).start();
+
+    // A publisher: one job per lane every 20 ms, ids of its own so a publish that failed
+    // (RedisUnavailableError while a slot has no owner) is sent again safely.
+    const publisher = client();
+    const acknowledged = new Set<string>();
+    const pending: Array<{ task: AnyTask; jobId: string; n: number }> = [];
+    let publishing = true;
+    let seq = 0;
+    const publishLoop = (async () => {
+      while (publishing || pending.length > 0) {
+        if (publishing) {
+          for (const task of tasks) pending.push({ task, jobId: `${task.name}-${seq}`, n: seq });
+          seq++;
+        }
+        const batch = pending.splice(0);
+        await Promise.all(
+          batch.map(async (item) => {
+            try {
+              await publisher.publish(item.task, { n: item.n }, { jobId: item.jobId });
+              acknowledged.add(item.jobId);
+            } catch (error) {
+              if (!(error instanceof RedisUnavailableError)) throw error;
+              pending.push(item);
+            }
+          }),
+        );
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+
+    const finishedSince = (w: number, at: number) =>
+      [...(finishes[w] as Map<string, number[]>).values()].some((t) => (t.at(-1) ?? 0) > at);
+    /** Every worker ran a job after `at`. */
+    const everyWorkerResumed = (at: number, what: string) =>
+      waitFor(
+        () => workers.every((_, w) => finishedSince(w, at)),
+        `every worker resumed ${what}`,
+        30_000,
+      );
+
+    try {
+      await waitFor(() => done.size >= 200, "jobs flowing", 30_000);
+
+      // 1. A manual failover: the replica catches up first, nothing is lost.
+      const first = await cluster.masterOf(await slotOf(lanes[0] as string));
+      const [firstReplica] = await cluster.replicasOf(first);
+      await cluster.failover(firstReplica as number);
+      await cluster.waitHealthy();
+      await everyWorkerResumed(Date.now(), "after the manual failover");
+
+      // 2. A master killed (SIGKILL) once its replica has everything: writes paused on it
+      // first (as a manual failover does), so no write is lost with it.
+      const victimLane = lanes.find((l) => l !== lanes[0]) as string;
+      const victim = await cluster.masterOf(await slotOf(victimLane));
+      const [heir] = await cluster.replicasOf(victim);
+      const onVictim = new Set<string>();
+      for (const l of lanes)
+        if ((await cluster.masterOf(await slotOf(l))) === victim) onVictim.add(l);
+      await cluster.node(victim).call("CLIENT", "PAUSE", 10_000, "WRITE");
+      await cluster.waitReplicated(victim);
+      const watcher = cluster.node(cluster.ports.find((p) => p !== victim && p !== heir) as number);
+      const killedAt = Date.now();
+      await cluster.kill(victim);
+      // How long the whole cluster refused commands (cluster_state:fail): the part of the
+      // outage every lane shares.
+      let failFrom: number | undefined;
+      let failTo: number | undefined;
+      const watchState = (async () => {
+        while (failTo === undefined && Date.now() - killedAt < 30_000) {
+          const info = String(await watcher.call("CLUSTER", "INFO").catch(() => ""));
+          if (info.includes("cluster_state:fail")) failFrom ??= Date.now();
+          else if (failFrom !== undefined && info.includes("cluster_state:ok")) failTo = Date.now();
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      await cluster.waitPromoted(heir as number, await slotOf(victimLane));
+      await watchState;
+      const promotedAt = Date.now();
+      await everyWorkerResumed(promotedAt, "after the kill");
+      const failWindowMs = (failTo ?? promotedAt) - (failFrom ?? promotedAt);
+      // Lanes on the healthy masters: each worker kept finishing their jobs, pausing about
+      // as long as the cluster refused everything (and a retry's step after it), not for
+      // the dead master's whole outage.
+      const healthy = lanes.filter((l) => !onVictim.has(l));
+      const resumedAt = Date.now();
+      const gaps = workers.map((_, w) => {
+        const times = healthy
+          .flatMap((l) => (finishes[w] as Map<string, number[]>).get(l) ?? [])
+          .sort((a, b) => a - b);
+        return longestGap(times, killedAt, resumedAt);
+      });
+      expect(promotedAt - killedAt).toBeGreaterThan(2_000); // node timeout, then an election
+      for (const gap of gaps) expect(gap).toBeLessThan(failWindowMs + 600);
+
+      // The dead master comes back, as a replica of its heir.
+      await cluster.restart(victim);
+      await cluster.waitHealthy();
+
+      // 3. A lane's slot migrated to another master while its jobs flow.
+      const moving = lanes[lanes.length - 1] as string;
+      const movingSlot = await slotOf(moving);
+      const from = await cluster.masterOf(movingSlot);
+      const masters = (await cluster.view()).filter(
+        (n) => n.role === "master" && n.slots.length > 0,
+      );
+      const to = masters.find((n) => n.port !== from)?.port as number;
+      await cluster.migrateSlot(movingSlot, to, async () => {
+        // Let traffic meet the slot while it is marked migrating: a few rounds of publishes
+        // (those to the moving lane fail and are sent again later).
+        const at = seq;
+        await waitFor(() => seq >= at + 3, "publishes during the migration", 20_000);
+      });
+      await cluster.waitHealthy();
+      expect(await cluster.masterOf(movingSlot)).toBe(to);
+      const migratedAt = Date.now();
+      await everyWorkerResumed(migratedAt, "after the migration");
+      await waitFor(
+        () =>
+          workers.some((_, w) =>
+            ((finishes[w] as Map<string, number[]>).get(moving) ?? []).some((t) => t > migratedAt),
+          ),
+        "the migrated lane's jobs running on its new master",
+        30_000,
+      );
+    } finally {
+      publishing = false;
+      await publishLoop;
+    }
+
+    // Nothing lost, nothing stuck: every job the publisher saw acknowledged succeeded, and
+    // no lane holds a waiting, delayed, active or failed job.
+    await waitFor(
+      () => [...acknowledged].every((id) => done.has(id)),
+      "every acknowledged job succeeded",
+      60_000,
+    );
+    expect(acknowledged.size).toBe(seq * lanes.length);
+    for (const lane of lanes) {
+      expect(await publisher.lane(lane).counts()).toMatchObject({
+        waiting: 0,
+        delayed: 0,
+        active: 0,
+        failed: 0,
+      });
+    }
+    await Promise.all([...workers, publisher].map((tl) => tl.close()));
+  }, 180_000);
 });

@@ -55,9 +55,11 @@ export interface ReplicatedCluster {
   node(port: number): Redis;
   /** The cluster as a live node sees it. */
   view(): Promise<NodeView[]>;
+  /** The slot of `key` (CLUSTER KEYSLOT on a live node). */
+  keySlot(key: string): Promise<number>;
   /** The port of the master that serves `slot`. */
   masterOf(slot: number): Promise<number>;
-  /** The ports of `masterPort`'s replicas. */
+  /** The ports of `masterPort`'s replicas that are online. */
   replicasOf(masterPort: number): Promise<number[]>;
   /**
    * Until every live node reports cluster_state:ok, every node agrees which master serves
@@ -126,7 +128,14 @@ export async function startReplicatedCluster(
   const node = (port: number): Redis => {
     let c = clients.get(port);
     if (c === undefined) {
-      c = new Redis({ port, host: "127.0.0.1", maxRetriesPerRequest: 1, lazyConnect: true });
+      c = new Redis({
+        port,
+        host: "127.0.0.1",
+        maxRetriesPerRequest: 1,
+        lazyConnect: true,
+        // failures name the harness call that made them
+        showFriendlyErrorStack: true,
+      });
       c.on("error", () => {});
       clients.set(port, c);
     }
@@ -173,6 +182,12 @@ export async function startReplicatedCluster(
     throw new Error(`no live node answered CLUSTER NODES: ${String(last)}`);
   };
 
+  const keySlot = async (key: string) => {
+    const port = live()[0];
+    if (port === undefined) throw new Error("no live node");
+    return Number(await node(port).call("CLUSTER", "KEYSLOT", key));
+  };
+
   const ownerIn = (nodes: NodeView[], slot: number) =>
     nodes.find((n) => n.role === "master" && n.slots.some(([a, b]) => slot >= a && slot <= b));
 
@@ -182,10 +197,12 @@ export async function startReplicatedCluster(
     return owner.port;
   };
 
+  /** The master's own word (INFO replication): its replicas whose link is up. */
   const replicasOf = async (masterPort: number) => {
-    const nodes = await view();
-    const master = nodes.find((n) => n.port === masterPort);
-    return nodes.filter((n) => n.masterId === master?.id).map((n) => n.port);
+    const info = String(await node(masterPort).info("replication"));
+    return [...info.matchAll(/^slave\d+:.*port=(\d+),state=online/gm)]
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
   };
 
   /** A node's map: slot range starts → owner port, for comparing nodes' views. */
@@ -352,6 +369,7 @@ export async function startReplicatedCluster(
     startup: ports.map((port) => ({ host: "127.0.0.1", port })),
     node,
     view,
+    keySlot,
     masterOf,
     replicasOf,
     waitHealthy,
