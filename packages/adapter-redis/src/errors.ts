@@ -30,6 +30,31 @@ export class RedisUnavailableError extends AdapterError {
   }
 }
 
+/**
+ * A put with `durability` was written on the master, but fewer replicas than asked for
+ * acknowledged it (WAIT) or fsynced it (WAITAOF) within the timeout: a failover now may
+ * lose its jobs. They are on the master and will run unless that happens; publishing them
+ * again with the same job ids is safe (duplicates are refused), with new ids it makes a
+ * second job.
+ */
+export class RedisReplicationError extends AdapterError {
+  readonly reason = "replication";
+  /** Replicas that acknowledged (WAIT) or fsynced (WAITAOF) the write in time. */
+  readonly replicas: number;
+  /** With WAITAOF: whether the master fsynced it to its own append-only file. */
+  readonly localFsync: boolean | undefined;
+  constructor(
+    what: string,
+    detail: string,
+    acknowledged: { replicas: number; localFsync?: boolean },
+    options?: ErrorOptions,
+  ) {
+    super("redis", `${what}: written on the master, but ${detail}`, options);
+    this.replicas = acknowledged.replicas;
+    this.localFsync = acknowledged.localFsync;
+  }
+}
+
 /** The ACL user may not run a command or touch a key the adapter needs. */
 export class RedisPermissionError extends AdapterError {
   readonly reason = "noperm";

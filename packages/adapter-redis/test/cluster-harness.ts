@@ -67,7 +67,10 @@ export interface ReplicatedCluster {
    * (pass 0 to not wait for replicas, e.g. while one is down).
    */
   waitHealthy(replicas?: number, timeoutMs?: number): Promise<void>;
-  /** Until `masterPort`'s replicas have applied everything it wrote (equal offsets). */
+  /**
+   * Until `masterPort` has its replicas online and they have applied everything it wrote
+   * (equal offsets).
+   */
   waitReplicated(masterPort: number, timeoutMs?: number): Promise<void>;
   /** Replication offsets: the master's, and its replica's own (what it applied). */
   offsets(masterPort: number, replicaPort: number): Promise<{ master: number; replica: number }>;
@@ -260,14 +263,16 @@ export async function startReplicatedCluster(
   });
 
   const waitReplicated = async (masterPort: number, timeoutMs = 10_000) => {
-    const replicas = await replicasOf(masterPort);
     await waitFor(
       async () => {
+        const replicas = await replicasOf(masterPort);
+        // all of its replicas back online (after a link cut), then caught up
+        if (replicas.length < replicaCount) return false;
         const target = await replOffset(masterPort);
         for (const r of replicas) if ((await replOffset(r)) < target) return false;
         return true;
       },
-      `the replicas of ${masterPort} caught up`,
+      `the replicas of ${masterPort} online and caught up`,
       timeoutMs,
     );
   };
