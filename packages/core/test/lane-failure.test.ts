@@ -154,6 +154,19 @@ describe("lanes fail independently", () => {
     ]);
   });
 
+  it("does not report drained while a lane is set aside (its jobs are unknown)", async () => {
+    const { clock, outage, tl } = setup("round-robin", true);
+    let drained = 0;
+    tl.events.on("drained", () => drained++);
+    await tl.worker().start();
+    await runFor(clock, 2_000, () => false);
+    expect(outage.failedAt.length).toBeGreaterThan(1);
+    expect(drained).toBe(0);
+    outage.down = false;
+    await runFor(clock, 5_000, () => drained > 0);
+    expect(drained).toBe(1);
+  });
+
   it("waits without spinning when every lane fails, and resumes the first lane back", async () => {
     const clock = createManualClock();
     const calls: Array<{ lane: string; at: number }> = [];

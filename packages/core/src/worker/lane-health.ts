@@ -30,7 +30,6 @@ export interface LaneHealthDeps {
 export interface LaneHealth {
   /** The lanes the loop may serve now, in configuration order. */
   usable(): readonly LaneState[];
-  isUsable(ls: LaneState): boolean;
   /** A call on `ls` threw: set it aside for its next back-off. */
   failed(ls: LaneState): void;
   /** A turn on `ls` succeeded: its back-off starts again from the first step. */
@@ -129,7 +128,6 @@ export function createLaneHealth(deps: LaneHealthDeps): LaneHealth {
 
   return {
     usable: () => usableCache,
-    isUsable: (ls) => !aside.has(ls),
     failed: setAside,
     served(ls) {
       if (failures.size > 0) failures.delete(ls);

@@ -226,7 +226,8 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
             // A set-aside lane's probe falls due during the poll: end the poll then.
             const probeInMs = health.untilNextProbeMs() ?? Number.POSITIVE_INFINITY;
             waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs, Math.max(1, probeInMs));
-            if (!drainedEmitted && held.size === 0) {
+            // A lane set aside is not known to be empty: no "drained" while one is.
+            if (!drainedEmitted && held.size === 0 && health.usable().length === lanes.length) {
               drainedEmitted = true;
               events.emit("drained", { lanes: lanes.map((l) => l.config.name) });
             }
@@ -300,10 +301,10 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         if (cap !== undefined && lastCappedEmpty && usable.every((l) => hintOf(l) === 0)) {
           cap = undefined;
         }
-        const ls = lanes.find((l) => l.lane === lane) ?? usable[0];
-        if (!ls) return;
-        // Set aside while the selector chose (its probe failed): choose again.
-        if (!health.isUsable(ls)) continue;
+        // A lane set aside while the selector chose (its probe failed), or not one of the
+        // lanes: the first usable one instead.
+        const ls = usable.find((l) => l.lane === lane) ?? usable[0];
+        if (!ls) continue;
         bump(metrics.selected, ls.config.name);
         serving = ls;
         const got = await serveLane(ls, cap);
