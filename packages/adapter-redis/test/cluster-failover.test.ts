@@ -121,7 +121,7 @@ describe("fencing across a Cluster failover", () => {
   }, 60_000);
 });
 
-/** Six lanes, two on each master (as the slot map is when the scenario starts). */
+/** `perMaster` lanes on each of `masters` masters (as the slot map is when this runs). */
 async function lanesOverMasters(perMaster: number, masters: number): Promise<string[]> {
   const byMaster = new Map<number, string[]>();
   for (

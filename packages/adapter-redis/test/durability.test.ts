@@ -82,18 +82,20 @@ describe("durable puts", () => {
   });
 
   it("throws RedisReplicationError when too few replicas answer, the jobs written on the master", async () => {
-    const q = await adapter({ replicas: 2, timeoutMs: 200 }).lane("short", LANE_OPTIONS);
+    // Two replicas asked for, one there: WAIT waits its whole timeout, long enough for the
+    // one to be counted even on a busy machine.
+    const q = await adapter({ replicas: 2, timeoutMs: 1_000 }).lane("short", LANE_OPTIONS);
     const job = newJob();
     const started = Date.now();
     const error = await q.put([job]).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(Date.now() - started).toBeGreaterThanOrEqual(190); // WAIT waited its timeout
+    expect(Date.now() - started).toBeGreaterThanOrEqual(990); // WAIT waited its timeout
     expect(error).toBeInstanceOf(RedisReplicationError);
     expect(error).toMatchObject({ code: "ADAPTER", reason: "replication", replicas: 1 });
     expect((error as Error).message).toContain(
-      'put on lane "short": written on the master, but acknowledged by 1 of the 2 replicas asked for within 200 ms (WAIT)',
+      'put on lane "short": written on the master, but acknowledged by 1 of the 2 replicas asked for within 1000 ms (WAIT)',
     );
     expect((await q.get(job.id))?.state).toBe("waiting");
     // Sent again with the same id: a duplicate, nothing written twice.
@@ -118,7 +120,9 @@ describe("durable puts", () => {
     const job = newJob();
     expect(await q.put([job])).toEqual([{ id: job.id, status: "created" }]);
     expect(await onReplica("aof", job.id)).toBe(true);
-    const tooMany = await adapter({ replicas: 3, aof: true, timeoutMs: 200 }).lane(
+    // More replicas than there are: WAITAOF waits its whole timeout, long enough for the one
+    // replica's fsync to be counted even on a busy machine.
+    const tooMany = await adapter({ replicas: 3, aof: true, timeoutMs: 1_500 }).lane(
       "aof",
       LANE_OPTIONS,
     );
