@@ -414,6 +414,11 @@ const tables: Table[] = [
       maxBlockMs: timer(1, [1, 5_000]),
       scripting: { bad: ["lua", "", 1, null], good: ["auto", "functions", "eval"] },
       commandTimeoutMs: timer(1, [1, 10_000]),
+      durability: { bad: [5, "wait", null, []], good: [{}, { replicas: 2, timeoutMs: 500 }] },
+      // 0 replicas waits for nothing unless aof (the master's own fsync) is asked for
+      "durability.replicas": { bad: [0, -1, 1.5, ...nonFinite, ...notNumbers], good: [1, 3] },
+      "durability.timeoutMs": timer(1, [1, 1_000]),
+      "durability.aof": bool,
     },
   },
   {

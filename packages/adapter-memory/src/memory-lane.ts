@@ -1024,6 +1024,14 @@ export class MemoryLaneImpl implements MemoryLane {
     else this.expiring.push(expiresAt, copy);
   }
 
+  /**
+   * Reserves waiting in a long poll on this lane now. For tests (the conformance suite's
+   * `waitingPolls`): it reads the waiter list the lane keeps anyway.
+   */
+  get waitingPolls(): number {
+    return this.waiters.length;
+  }
+
   // ── life cycle ───────────────────────────────────────────────────────────────────────
 
   /** Called by the adapter's close: pending long polls return with no jobs. */

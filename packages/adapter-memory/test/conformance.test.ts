@@ -1,13 +1,9 @@
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { runConformanceSuite } from "@tasklane/conformance";
+import { waitingPolls } from "./helpers.ts";
 
-// Real time: the memory adapter on the system clock, as an embedded service uses it.
-runConformanceSuite({
-  name: "memory (system clock)",
-  createAdapter: async () => createMemoryAdapter(),
-});
-
-// Virtual time: every lease, delay and backoff happens instantly.
+// Virtual time: every lease, delay and backoff happens instantly. (The same suite on the
+// system clock is conformance-system-clock.test.ts.)
 const clock = createManualClock();
 runConformanceSuite({
   name: "memory (manual clock)",
@@ -15,4 +11,5 @@ runConformanceSuite({
   advance: (ms) => clock.advance(ms),
   now: () => clock.now(),
   clock,
+  waitingPolls,
 });

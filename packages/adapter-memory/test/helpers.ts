@@ -1,5 +1,6 @@
-import type { LaneStoreOptions, NewJob } from "@tasklane/core/adapter";
+import type { LaneStore, LaneStoreOptions, NewJob } from "@tasklane/core/adapter";
 import { createManualClock, createMemoryAdapter, type MemoryAdapterOptions } from "../src/index.ts";
+import type { MemoryLaneImpl } from "../src/memory-lane.ts";
 
 export const START = Date.UTC(2026, 0, 1);
 
@@ -28,3 +29,7 @@ export async function setup(
 
 /** Reserve without waiting. */
 export const now = { limit: 100, leaseMs: 30_000, waitMs: 0 };
+
+/** The conformance suites' `waitingPolls`: the lane's own list of waiting long polls. */
+export const waitingPolls = async (lane: LaneStore): Promise<number> =>
+  (lane as MemoryLaneImpl).waitingPolls;

@@ -5,6 +5,7 @@
  * redis-lane.ts both import it and neither imports the other's internals.
  */
 import type { Cluster, Redis } from "ioredis";
+import type { Durability } from "./durability.ts";
 import type { ScriptingMode } from "./scripts.ts";
 
 /** Most jobs in one call of any script (the adapter's maxBatch); merged puts fit in it. */
@@ -22,6 +23,8 @@ export interface AdapterShared {
   readonly putEvents: boolean;
   readonly lifecycleEvents: boolean;
   readonly maxBlockMs: number;
+  /** Durable puts (the `durability` option): their own connection, and what they wait for. */
+  readonly durable: { readonly client: Client; readonly durability: Durability } | undefined;
   closed: boolean;
   /**
    * How many times the command connection has closed (dropped or reset). ioredis sends

@@ -4,6 +4,7 @@ import {
   type Capabilities,
   ClosedError,
   ConfigError,
+  count,
   fullCapabilities,
   isLifecycleEvent,
   type LaneStoreOptions,
@@ -18,6 +19,7 @@ import {
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import { z } from "zod";
 import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts";
+import type { Durability } from "./durability.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel } from "./keys.ts";
@@ -94,6 +96,28 @@ export interface RedisAdapterOptions {
    * Ignored for an injected `client`. Default 10_000.
    */
   commandTimeoutMs?: number;
+  /**
+   * Durable puts: after every put call, wait until `replicas` replicas acknowledged it
+   * (`WAIT`), or with `aof: true` until the master and `replicas` replicas fsynced it to
+   * their append-only files (`WAITAOF`: Redis 7.2+, Valkey; the adapter refuses to start
+   * on a server without it, and the master needs `appendonly yes`). A put whose replicas
+   * do not answer within `timeoutMs` throws RedisReplicationError: its jobs are on the
+   * master, but a failover now may lose them. Puts then go over a connection of their own
+   * (WAIT blocks the connection it runs on). Costs a replication round trip per put call
+   * (README, Redis Cluster). Default: off (a put returns once the master has it; Redis
+   * replicates asynchronously).
+   */
+  durability?: DurabilityOptions;
+}
+
+/** The `durability` option. */
+export interface DurabilityOptions {
+  /** Replicas that must have each put. Default 1; 0 only with `aof` (the master's fsync). */
+  replicas?: number;
+  /** How long a put waits for them, ms. Default 1_000. */
+  timeoutMs?: number;
+  /** Wait for fsyncs (WAITAOF) rather than acknowledgements (WAIT). Default false. */
+  aof?: boolean;
 }
 
 /** The Redis adapter: every optional method is present. */
@@ -195,6 +219,18 @@ export const redisAdapterOptionsSchema = z
       .enum(["auto", "functions", "eval"], 'must be "auto", "functions" or "eval"')
       .optional(),
     commandTimeoutMs: wholeTimerMs(1).optional(),
+    durability: z
+      .object({
+        replicas: count(0).optional(),
+        timeoutMs: wholeTimerMs(1).optional(),
+        aof: z.boolean().optional(),
+      })
+      .strict()
+      .refine((d) => d.aof === true || d.replicas !== 0, {
+        path: ["replicas"],
+        message: "must be >= 1 (0 waits for nothing), unless aof is true",
+      })
+      .optional(),
   })
   .strict();
 
@@ -228,6 +264,14 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
   const commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
   const channel = eventsChannel(prefix);
   const scripting = options.scripting ?? "auto";
+  const durability: Durability | undefined =
+    options.durability === undefined
+      ? undefined
+      : {
+          replicas: options.durability.replicas ?? 1,
+          timeoutMs: options.durability.timeoutMs ?? 1_000,
+          aof: options.durability.aof === true,
+        };
 
   const owned = options.client === undefined;
   let client: Client;
@@ -238,6 +282,17 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     client = new Cluster(options.cluster.nodes, {
       // See below: auto-pipelining costs more than it saves here.
       enableAutoPipelining: false,
+      // A call whose node connection closed is not sent again after a pause (ioredis:
+      // 100 ms, with a slot map refresh, up to maxRedirections times): it fails at once.
+      // A dead master's lanes cannot be served until a replica takes over
+      // (cluster-node-timeout, seconds), which no client retry rides out, and each retry
+      // meets the dead node again through a MOVED: with ioredis's default such a call
+      // failed after ~1.2 s (a worker's loop waiting on it), now within milliseconds. The
+      // caller retries (the worker sets the lane aside and probes it; a settling call is
+      // retried within its lease). TRYAGAIN (a slot migrating) and CLUSTERDOWN (the
+      // cluster-wide pause while a failover elects a replica) are still retried every
+      // 100 ms, for up to ~1.6 s: they pass by themselves. README, Redis Cluster.
+      retryDelayOnFailover: 0,
       ...given,
       redisOptions: {
         maxRetriesPerRequest: 1,
@@ -320,6 +375,22 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     return dup;
   };
 
+  /**
+   * Durable puts' connection (see durability.ts): a command connection like the first,
+   * whose timeout leaves room for the WAIT that follows each put.
+   */
+  const durableClient = (d: Durability): Client => {
+    const base = (client.options as { commandTimeout?: number }).commandTimeout;
+    const commandTimeout = base === undefined ? undefined : base + d.timeoutMs;
+    const dup = isCluster
+      ? (client as Cluster).duplicate([], {
+          redisOptions: { ...(client as Cluster).options.redisOptions, commandTimeout },
+        } as ClusterOptions)
+      : (client as Redis).duplicate({ commandTimeout } as Partial<RedisOptions>);
+    dup.on("error", () => {});
+    return dup;
+  };
+
   const shared: AdapterShared = {
     client,
     scripting: "eval",
@@ -328,6 +399,8 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     putEvents: options.putEvents === true,
     lifecycleEvents: options.lifecycleEvents === true,
     maxBlockMs,
+    durable:
+      durability === undefined ? undefined : { client: durableClient(durability), durability },
     closed: false,
     closes: 0,
     check(what) {
@@ -460,6 +533,7 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       if (client.status === "wait") await client.connect();
       await client.ping();
       if (options.allowEviction !== true) await checkEvictionPolicy(client);
+      if (durability?.aof) await checkWaitAof(client);
       shared.scripting = await loadCode(client, scripting);
     } catch (error) {
       if (error instanceof ConfigError) throw error;
@@ -572,6 +646,7 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
         clearTimeout(timer);
       }
       for (const c of blocking.splice(0)) c.client.disconnect();
+      shared.durable?.client.disconnect();
       subscriber?.disconnect();
       subscriber = undefined;
       if (owned) {
@@ -625,6 +700,25 @@ async function loadCode(client: Client, scripting: "auto" | ScriptingMode): Prom
     ),
   );
   return "eval";
+}
+
+/** durability.aof needs WAITAOF (Redis 7.2+, Valkey) on every master. */
+async function checkWaitAof(client: Client): Promise<void> {
+  for (const node of masters(client)) {
+    let reply: unknown;
+    try {
+      reply = await node.call("COMMAND", "INFO", "WAITAOF");
+    } catch {
+      return; // COMMAND refused by the ACL: the first put will tell
+    }
+    if (!Array.isArray(reply) || reply[0] == null) {
+      throw new ConfigError(
+        "durability.aof",
+        true,
+        "the server has no WAITAOF (Redis 7.2+ and Valkey have it); use durability without aof (WAIT)",
+      );
+    }
+  }
 }
 
 /** Refuse to run where Redis may evict keys (jobs would vanish). */

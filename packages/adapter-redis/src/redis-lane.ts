@@ -25,8 +25,10 @@ import {
   type RetentionPolicy,
   type Summary,
 } from "@tasklane/core/adapter";
+import { Cluster } from "ioredis";
 import { type AdapterShared, type FollowUp, MAX_BATCH } from "./adapter-shared.ts";
-import { mapRedisError, RedisUnavailableError } from "./errors.ts";
+import { awaitReplicas } from "./durability.ts";
+import { mapRedisError, RedisReplicationError, RedisUnavailableError } from "./errors.ts";
 import { decodeId, encodeId } from "./id-codec.ts";
 import { encodeJobText, parseJobText } from "./job-text.ts";
 import { type LaneKeys, laneKeys } from "./keys.ts";
@@ -233,7 +235,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     }
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
-    const replied = this.run("put", args);
+    const replied = this.shared.durable ? this.putDurably(args) : this.run("put", args);
     // The usual reply's results, built while Redis runs the script rather than after it
     // (on a ready connection ioredis wrote the call above, synchronously): off the
     // publisher's critical path.
@@ -244,6 +246,36 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       id: job.id,
       status: reply[i] === 1 ? "created" : "duplicate",
     }));
+  }
+
+  /** The lane's slot, on a Cluster (asked once: durable puts route their WAIT by it). */
+  private slot: number | undefined;
+
+  /**
+   * A put on the durable connection, then WAIT (or WAITAOF) for its replicas on that same
+   * connection and node (see durability.ts). Throws RedisReplicationError when too few
+   * answered: the put itself was carried out.
+   */
+  private putDurably(args: Array<string | number | Buffer>): Promise<unknown> {
+    const { client, durability } = this.shared.durable as NonNullable<AdapterShared["durable"]>;
+    this.idle = undefined;
+    this.shared.check(`redis lane "${this.name}"`);
+    const what = `put on lane "${this.name}"`;
+    const call = (async () => {
+      if (client instanceof Cluster && this.slot === undefined) {
+        this.slot = Number(await client.call("CLUSTER", "KEYSLOT", this.keys.meta));
+      }
+      const reply = await runCall(client, this.call("put"), args, what, this.shared.scripting);
+      try {
+        await awaitReplicas(client, this.slot, durability, what);
+      } catch (error) {
+        if (error instanceof RedisReplicationError) throw error;
+        throw mapRedisError(`${what}, waiting for its replicas (the put was carried out)`, error);
+      }
+      return reply;
+    })();
+    this.shared.track(call);
+    return call;
   }
 
   // ── reserve ──────────────────────────────────────────────────────────────────────────

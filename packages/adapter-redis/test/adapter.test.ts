@@ -27,6 +27,7 @@ import { decodeId, encodeId, laneKeys, SCRIPTS } from "../src/internal.ts";
 import { parseSummary } from "../src/redis-lane.ts";
 import {
   commandCalls,
+  blockedPolls as countBlockedPolls,
   freePort,
   newJob as job,
   LANE_OPTIONS,
@@ -73,8 +74,31 @@ const loadPutAndReserve = async (q: Awaited<ReturnType<typeof fresh>>) => {
 const putSent = () => new Promise((resolve) => process.nextTick(resolve));
 
 /** Connections blocked in BLPOP on the server now (our long polls). */
-const blockedPolls = async () =>
-  ((await raw.client("LIST")) as string).split("\n").filter((l) => l.includes("cmd=blpop")).length;
+const blockedPolls = () => countBlockedPolls(raw);
+
+/**
+ * Resolves once the server shows one more blocked poll than when `untilBlocked` was called,
+ * counting from the lowest reading since: a poll of an earlier test that is still being
+ * unblocked may leave while this one arrives.
+ */
+const untilBlocked = async (): Promise<() => Promise<void>> => {
+  let low = await blockedPolls();
+  return async () => {
+    await waitFor(async () => {
+      const n = await blockedPolls();
+      low = Math.min(low, n);
+      return n > low;
+    }, "the poll to block");
+  };
+};
+
+/** Start `reserve` and resolve once the server shows it blocked (its pending reserve). */
+const blockedPoll = async <T>(reserve: () => Promise<T>): Promise<{ poll: Promise<T> }> => {
+  const blocked = await untilBlocked();
+  const poll = reserve();
+  await blocked();
+  return { poll };
+};
 
 describe("id codec", () => {
   it("round-trips UUIDs compactly and every other id unchanged", () => {
@@ -156,8 +180,9 @@ describe("scripts", () => {
     const q = await adapter.lane(name, opts);
     await q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 }); // empty: the next one blocks
     const before = await commandCalls(raw);
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 5_000 }),
+    );
     // The block ends (a wake-up marker) while the library is gone: the reserve queued
     // behind it fails, and the poll goes on with a reserve that loads the library again.
     await raw.call("FUNCTION", "DELETE", LIBRARY.name);
@@ -948,11 +973,14 @@ describe("ordering", () => {
   });
 });
 
-describe("long polls", () => {
+// Several round trips each, and waits for the server to show a poll blocked: more than
+// the default 5 s on a loaded machine.
+describe("long polls", { timeout: 20_000 }, () => {
   it("a job put into an empty lane reaches an idle worker within milliseconds", async () => {
     const q = await fresh();
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100)); // let the worker block
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 }),
+    );
     const started = performance.now();
     const put = job();
     await q.put([put]);
@@ -1000,8 +1028,9 @@ describe("long polls", () => {
   it("an earlier delayed job put by another process shortens a long block", async () => {
     const q = await fresh();
     await q.put([job({ runAt: Date.now() + 60_000 })]);
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 }),
+    );
     const soon = job({ runAt: Date.now() + 200 });
     const other = createRedisAdapter({ connection: server.url, prefix });
     try {
@@ -1025,14 +1054,17 @@ describe("long polls", () => {
         waitMs: 20_000,
         signal: controller.signal,
       });
+      // Not waiting for the block here: under load, a poll right after an aborted one was
+      // seen not to block within 10 s on Valkey (not yet understood).
       setTimeout(() => controller.abort(), 30);
       const started = performance.now();
       expect((await poll).jobs).toEqual([]);
       expect(performance.now() - started).toBeLessThan(1_000);
     }
     const put = job();
-    const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 50));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 }),
+    );
     await q.put([put]);
     expect((await poll).jobs[0]?.id).toBe(put.id);
   });
@@ -1044,8 +1076,9 @@ describe("long polls", () => {
     const put = job();
     await q.put([put]);
     expect(await q.probe()).toBe(0);
-    const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 }),
+    );
     const started = performance.now();
     await q.resume();
     expect((await poll).jobs[0]?.id).toBe(put.id);
@@ -1056,7 +1089,7 @@ describe("long polls", () => {
   it("a reserve that ran as an aborted poll's block ended hands its jobs back", async () => {
     const q = await fresh();
     await loadPutAndReserve(q);
-    const blocked = await blockedPolls();
+    const blocked = await untilBlocked();
     const controller = new AbortController();
     const poll = q.reserve({
       limit: 10,
@@ -1064,7 +1097,7 @@ describe("long polls", () => {
       waitMs: 20_000,
       signal: controller.signal,
     });
-    await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
+    await blocked();
     // On the adapter's connection the put goes out before abort's CLIENT UNBLOCK: the put
     // wakes the block, and the reserve sent behind it takes the job for a poll that has
     // already ended. That reserve's reply must not strand the job under a lease.
@@ -1089,9 +1122,9 @@ describe("long polls", () => {
     const own = createRedisAdapter({ connection: server.url, prefix });
     const q = await own.lane(name, opts);
     await loadPutAndReserve(q);
-    const blocked = await blockedPolls();
+    const blocked = await untilBlocked();
     const poll = q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 20_000 });
-    await waitFor(async () => (await blockedPolls()) > blocked, "the poll to block");
+    await blocked();
     const put = job();
     const putting = q.put([put]);
     await putSent();
@@ -1107,8 +1140,9 @@ describe("long polls", () => {
   it("close ends pending polls with no jobs", async () => {
     const own = createRedisAdapter({ connection: server.url, prefix });
     const q = await own.lane(`q-${randomUUID().slice(0, 8)}`, opts);
-    const poll = q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 50));
+    const { poll } = await blockedPoll(() =>
+      q.reserve({ limit: 1, leaseMs: 1_000, waitMs: 20_000 }),
+    );
     await own.close();
     expect((await poll).jobs).toEqual([]);
     await expect(q.ack([])).rejects.toBeInstanceOf(ClosedError);
@@ -1127,8 +1161,9 @@ describe("across processes", () => {
       expect(first.jobs).toHaveLength(2);
       expect(first.ready).toBe(0);
       expect((await b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 })).jobs).toEqual([]);
-      const poll = b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 20_000 });
-      await new Promise((r) => setTimeout(r, 100));
+      const { poll } = await blockedPoll(() =>
+        b.reserve({ limit: 10, leaseMs: 10_000, waitMs: 20_000 }),
+      );
       await a.ack([first.jobs[0]!.lock]);
       expect((await poll).jobs).toHaveLength(1);
     } finally {

@@ -1,18 +1,21 @@
 /**
  * Redis Cluster: three masters of our own, joined with redis-cli --cluster create. Lanes
  * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
+ * Failover itself (replicas, kills, migrations under load) is cluster-failover.test.ts.
  */
 import type { AdapterEvent } from "@tasklane/core/adapter";
-import { Cluster } from "ioredis";
+import { Cluster, Redis, ReplyError } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRedisAdapter,
   deleteStaleLibraries,
   LIBRARY,
   type RedisAdapter,
+  RedisUnavailableError,
 } from "../src/index.ts";
 import { laneKeys } from "../src/internal.ts";
 import {
+  blockedPolls,
   newJob as job,
   LANE_OPTIONS,
   libraryNames,
@@ -116,8 +119,15 @@ describe("redis cluster", () => {
 
   it("wakes a blocked worker on its lane's node", async () => {
     const q = await adapter.lane("wake-me", opts);
+    // Blocked polls on every master: the lane's node is one of them.
+    const blocked = async () =>
+      (await Promise.all(client.nodes("master").map((node) => blockedPolls(node)))).reduce(
+        (a, b) => a + b,
+        0,
+      );
+    const before = await blocked();
     const poll = q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => (await blocked()) > before, "the poll to block");
     const put = job();
     await q.put([put]);
     expect((await poll).jobs[0]?.id).toBe(put.id);
@@ -130,5 +140,126 @@ describe("redis cluster", () => {
     });
     setTimeout(() => controller.abort(), 30);
     expect((await aborted).jobs).toEqual([]);
+  });
+});
+
+describe("redis cluster: a slot without a stable, reachable owner", () => {
+  /** A lane of its own, its slot, the master serving it and another master. */
+  async function laneOnSlot(name: string) {
+    const q = await adapter.lane(name, opts);
+    const slot = Number(await client.cluster("KEYSLOT", laneKeys("cl", name).meta));
+    const ids = new Map<number, string>();
+    for (const line of String(await client.cluster("NODES"))
+      .trim()
+      .split("\n")) {
+      const [id, address] = line.split(" ");
+      ids.set(Number(/:(\d+)@/.exec(address ?? "")?.[1]), id ?? "");
+    }
+    const slots = (await client.cluster("SLOTS")) as unknown as Array<
+      [number, number, [string, number]]
+    >;
+    const ownerPort = slots.find(([lo, hi]) => slot >= lo && slot <= hi)?.[2][1] as number;
+    const otherPort = nodes.ports.find((p) => p !== ownerPort) as number;
+    const node = (port: number) => {
+      const c = new Redis({ port, host: "127.0.0.1" });
+      cleanup.push(() => c.disconnect());
+      return c;
+    };
+    return {
+      q,
+      slot,
+      owner: node(ownerPort),
+      other: node(otherPort),
+      ownerId: ids.get(ownerPort) as string,
+      otherId: ids.get(otherPort) as string,
+    };
+  }
+  const cleanup: Array<() => void> = [];
+  afterAll(() => {
+    for (const f of cleanup) f();
+  });
+
+  /** `call` fails with RedisUnavailableError carrying ioredis's error; returns it. */
+  async function unavailable(call: Promise<unknown>): Promise<RedisUnavailableError> {
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    const mapped = error as RedisUnavailableError;
+    expect(mapped.code).toBe("ADAPTER");
+    expect(mapped.reason).toBe("unavailable");
+    expect(mapped.cause).toBeInstanceOf(Error);
+    // The reply (or the wrapper that carries it) is in the message, whole.
+    expect(mapped.message).toContain((mapped.cause as Error).message);
+    return mapped;
+  }
+
+  it("maps a slot being migrated (TRYAGAIN, ASK) to RedisUnavailableError", async () => {
+    const { q, slot, owner, other, ownerId, otherId } = await laneOnSlot("migrating");
+    await q.put([job()]); // some of the lane's keys exist, others (the delayed set) do not
+    await other.call("CLUSTER", "SETSLOT", slot, "IMPORTING", ownerId);
+    await owner.call("CLUSTER", "SETSLOT", slot, "MIGRATING", otherId);
+    try {
+      // A script's keys split between the nodes: the importing node answers TRYAGAIN,
+      // which ioredis retries (each retry going where the map or an ASK sends it) until
+      // its redirections run out.
+      const error = await unavailable(q.put([job()]));
+      expect(error.message).toMatch(
+        /Too many Cluster redirections\. Last error: ReplyError: (TRYAGAIN|ASK|MOVED) /,
+      );
+      await unavailable(q.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 }));
+    } finally {
+      await other.call("CLUSTER", "SETSLOT", slot, "STABLE");
+      await owner.call("CLUSTER", "SETSLOT", slot, "STABLE");
+    }
+    expect((await q.reserve({ limit: 5, leaseMs: 10_000, waitMs: 0 })).jobs).toHaveLength(1);
+  });
+
+  it("maps a MOVED loop (two nodes each naming the other) to RedisUnavailableError", async () => {
+    const { q, slot, owner, ownerId, otherId } = await laneOnSlot("moved-loop");
+    // The owner hands the (empty) slot to another master, which never took it: each
+    // redirects to the other.
+    await owner.call("CLUSTER", "SETSLOT", slot, "NODE", otherId);
+    try {
+      const error = await unavailable(q.probe());
+      expect(error.message).toMatch(
+        /Too many Cluster redirections\. Last error: ReplyError: MOVED /,
+      );
+    } finally {
+      await owner.call("CLUSTER", "SETSLOT", slot, "NODE", ownerId);
+    }
+    expect(await q.probe()).toBe(0);
+  });
+
+  it("maps CLUSTERDOWN, wrapped by the redirections or passed through, to RedisUnavailableError", async () => {
+    const { q, slot, owner } = await laneOnSlot("cluster-down");
+    // Without retries on CLUSTERDOWN, ioredis hands the node's reply over as it came.
+    const direct = createRedisAdapter({
+      cluster: { nodes: nodes.ports, options: { retryDelayOnClusterDown: 0 } },
+      prefix: "cl",
+    });
+    const directLane = await direct.lane("cluster-down", opts);
+    // The owner forgets one of its slots: with full coverage required it serves none.
+    await owner.call("CLUSTER", "DELSLOTS", slot);
+    try {
+      await waitFor(
+        async () => String(await owner.call("CLUSTER", "INFO")).includes("cluster_state:fail"),
+        "the owner's cluster_state:fail",
+      );
+      const wrapped = await unavailable(q.probe());
+      expect(wrapped.message).toMatch(/Too many Cluster redirections\. Last error: /);
+      const bare = await unavailable(directLane.probe());
+      expect(bare.cause).toBeInstanceOf(ReplyError);
+      expect(bare.message).toMatch(/Redis is unavailable \(CLUSTERDOWN /);
+    } finally {
+      await owner.call("CLUSTER", "ADDSLOTS", slot);
+      await direct.close();
+    }
+    await waitFor(
+      async () => String(await owner.call("CLUSTER", "INFO")).includes("cluster_state:ok"),
+      "the owner's cluster_state:ok",
+    );
+    expect(await q.probe()).toBe(0);
   });
 });

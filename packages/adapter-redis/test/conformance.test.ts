@@ -1,13 +1,17 @@
 import { runConformanceSuite } from "@tasklane/conformance";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { createRedisAdapter } from "../src/index.ts";
-import { type RedisServer, startRedis, uniquePrefix } from "./helpers.ts";
+import { blockedPolls, type RedisServer, startRedis, uniquePrefix } from "./helpers.ts";
 
 let server: RedisServer;
+let raw: Redis;
 beforeAll(async () => {
   server = await startRedis();
+  raw = new Redis(server.port, server.host);
 });
 afterAll(async () => {
+  raw?.disconnect();
   await server?.stop();
 });
 
@@ -24,5 +28,7 @@ for (const scripting of ["functions", "eval"] as const) {
         lifecycleEvents: true,
         scripting,
       }),
+    // The server's count of blocked connections: this file's tests run one at a time.
+    waitingPolls: () => blockedPolls(raw),
   });
 }

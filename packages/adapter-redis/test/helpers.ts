@@ -346,3 +346,16 @@ export async function libraryNames(node: Redis): Promise<string[]> {
 export function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}`;
 }
+
+/**
+ * Connections blocked in BLPOP on `client`'s server now: long polls waiting on a lane's
+ * wake-up key (any lane: CLIENT LIST does not show the key). Tests wait for this count to
+ * rise instead of sleeping to "let the poll block".
+ */
+export async function blockedPolls(client: Redis): Promise<number> {
+  const list = (await client.client("LIST")) as string;
+  // flags "b": blocked now. `cmd` is only the last command a connection ran, which stays
+  // "blpop" for a connection whose block has ended until it runs another.
+  return list.split("\n").filter((line) => line.includes("cmd=blpop") && /\bflags=\w*b/.test(line))
+    .length;
+}

@@ -592,10 +592,14 @@ export class SqsLane implements LaneStore {
 
   // ── settling ────────────────────────────────────────────────────────────────────────
 
-  /** The held message of a lock, if its lease is still ours by our clock. */
+  /**
+   * The held message of a lock, if its lease is still ours by our clock. A lock naming
+   * another job than the message its receipt handle points to is no lock of that job
+   * (it would settle the other one).
+   */
   #live(lock: Lock): Held | undefined {
     const h = this.#held.get(lock.token);
-    if (!h) return undefined;
+    if (!h || h.job.id !== lock.jobId) return undefined;
     if (Date.now() >= h.expiresAt) {
       this.#held.delete(lock.token);
       return undefined;

@@ -225,3 +225,50 @@ export async function startFaultProxy(
       }),
   };
 }
+
+/** Long polls in flight through one client (see `watchLongPolls`). */
+export interface LongPollWatch {
+  /** Receives with a wait time sent and not yet answered, on queues whose URL has `name`. */
+  waiting(name?: string): number;
+  dispose(): void;
+}
+
+let watchSerial = 0;
+
+/**
+ * Count the ReceiveMessage requests with `WaitTimeSeconds` > 0 that a client has sent and
+ * not yet had answered: the long polls waiting on the server. SDK middleware on the test's
+ * client (the adapter's code is untouched); tests wait for this count to rise instead of
+ * sleeping to "let the poll block". A receive is counted from when its HTTP request leaves,
+ * a moment before the server holds it; a message sent in that moment is still returned by
+ * the receive (it checks for messages before it waits).
+ */
+export function watchLongPolls(client: SQSClient): LongPollWatch {
+  const name = `tasklaneTestLongPolls${++watchSerial}`;
+  const inFlight = new Map<object, string>();
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { WaitTimeSeconds?: number; QueueUrl?: string };
+      if (context.commandName !== "ReceiveMessageCommand" || !(Number(input.WaitTimeSeconds) > 0))
+        return next(args);
+      const key = {};
+      inFlight.set(key, input.QueueUrl ?? "");
+      try {
+        return await next(args);
+      } finally {
+        inFlight.delete(key);
+      }
+    },
+    { step: "finalizeRequest", priority: "low", name },
+  );
+  return {
+    waiting: (lane) => {
+      let n = 0;
+      for (const url of inFlight.values()) if (lane === undefined || url.includes(lane)) n++;
+      return n;
+    },
+    dispose: () => {
+      client.middlewareStack.remove(name);
+    },
+  };
+}

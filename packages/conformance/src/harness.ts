@@ -7,8 +7,68 @@ import type {
   LaneStore,
   LaneStoreOptions,
   NewJob,
+  ReservedJob,
+  ReserveOptions,
+  ReserveResult,
 } from "@tasklane/core/adapter";
 import type { ConformanceOptions } from "./options.ts";
+
+/** The capabilities that say whether an adapter can do something (not its limits). */
+export type CapabilityFlag = {
+  [K in keyof Capabilities]-?: NonNullable<Capabilities[K]> extends boolean ? K : never;
+}[keyof Capabilities];
+
+/** The LaneStore methods an adapter may leave out, by capability. */
+export type OptionalLaneMethod =
+  | "get"
+  | "list"
+  | "cancel"
+  | "retryFailed"
+  | "delete"
+  | "pause"
+  | "resume"
+  | "isPaused"
+  | "stats";
+
+/** The adapter's subscribe, bound; fails the test when the capability has no method. */
+export function subscribeOf(adapter: Adapter): NonNullable<Adapter["subscribe"]> {
+  const fn = adapter.subscribe;
+  if (typeof fn !== "function") {
+    throw new Error(`adapter "${adapter.name}" has no subscribe() although it declares it`);
+  }
+  return fn.bind(adapter);
+}
+
+/** What a test needs of vitest's test context to skip itself. */
+export interface SkipContext {
+  skip(note?: string): never;
+}
+
+/**
+ * Skip the test, naming the capability, unless the adapter declares every one of `flags`.
+ * Never a silent `return`: a test of something the adapter cannot do is reported skipped.
+ */
+export function need(caps: Capabilities, ctx: SkipContext, ...flags: CapabilityFlag[]): void {
+  const missing = flags.filter((flag) => !caps[flag]);
+  if (missing.length > 0) ctx.skip(`adapter lacks capability ${missing.join(", ")}`);
+}
+
+/**
+ * The optional method `name` of `lane`, bound. An adapter that declares the capability but
+ * has no such method fails the test here (it would otherwise pass by doing nothing).
+ */
+export function method<K extends OptionalLaneMethod>(
+  lane: LaneStore,
+  name: K,
+): NonNullable<LaneStore[K]> {
+  const fn = lane[name];
+  if (typeof fn !== "function") {
+    throw new Error(
+      `lane "${lane.name}" has no ${name}() although its adapter declares the capability`,
+    );
+  }
+  return (fn as (...args: unknown[]) => unknown).bind(lane) as NonNullable<LaneStore[K]>;
+}
 
 /** What every conformance test gets. */
 export interface Harness {
@@ -26,6 +86,18 @@ export interface Harness {
     what: string,
     timeoutMs?: number,
   ): Promise<T>;
+  /** How many reserves wait in a long poll now (see ConformanceOptions.waitingPolls). */
+  waitingPolls(lane: LaneStore): Promise<number>;
+  /**
+   * Start `reserve` as a long poll on `lane` and resolve once the backend shows it
+   * waiting (a count of waiting polls above the one before it was sent), with the
+   * pending reserve and that count before it. Throws when the reserve returns without
+   * having waited.
+   */
+  pollUntilWaiting(
+    lane: LaneStore,
+    options: ReserveOptions,
+  ): Promise<{ poll: Promise<ReserveResult>; before: number }>;
   /** A fresh lane under a unique name. */
   freshLane(options?: Partial<LaneStoreOptions>): Promise<LaneStore>;
   /** A unique name (for lanes, namespaces). */
@@ -33,11 +105,7 @@ export interface Harness {
   /** A job ready to put. */
   job(overrides?: Partial<NewJob>): NewJob;
   /** Reserve until `count` jobs were taken (several calls on backends that return fewer). */
-  reserveAll(
-    lane: LaneStore,
-    count: number,
-    leaseMs: number,
-  ): Promise<import("@tasklane/core/adapter").ReservedJob[]>;
+  reserveAll(lane: LaneStore, count: number, leaseMs: number): Promise<ReservedJob[]>;
 }
 
 export async function createHarness(options: ConformanceOptions): Promise<Harness> {
@@ -67,6 +135,8 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
     }
   };
 
+  const waitingPolls = (lane: LaneStore) => options.waitingPolls(lane);
+
   return {
     adapter,
     caps,
@@ -76,6 +146,41 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
     pass,
     waitFor,
     uniqueName,
+    waitingPolls,
+    async pollUntilWaiting(lane, reserveOptions) {
+      const before = await waitingPolls(lane);
+      const poll = lane.reserve(reserveOptions);
+      // A poll that returns before it was seen waiting (nothing is due) did not wait.
+      let ended = false;
+      poll.then(
+        () => {
+          ended = true;
+        },
+        () => {
+          ended = true;
+        },
+      );
+      // Another test's poll that is still being let go may leave while ours arrives: count
+      // from the lowest reading since.
+      let low = before;
+      const seen = await waitFor(
+        async () => {
+          if (ended) return "ended";
+          const n = await waitingPolls(lane);
+          low = Math.min(low, n);
+          return n > low && "waiting";
+        },
+        "the long poll to wait on the backend",
+        Math.min(reserveOptions.waitMs, 10 * unit),
+      );
+      if (seen === "ended") {
+        const { jobs } = await poll;
+        throw new Error(
+          `a long poll of ${reserveOptions.waitMs} ms returned ${jobs.length} jobs without waiting`,
+        );
+      }
+      return { poll, before: low };
+    },
     freshLane: (overrides = {}) =>
       adapter.lane(uniqueName(), { maxStalls: 3, historyLimit: 20, ...overrides }),
     job: (overrides = {}) => ({
@@ -87,7 +192,7 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
       ...overrides,
     }),
     async reserveAll(lane, count, leaseMs) {
-      const taken: import("@tasklane/core/adapter").ReservedJob[] = [];
+      const taken: ReservedJob[] = [];
       await waitFor(async () => {
         const r = await lane.reserve({
           limit: Math.min(count - taken.length, caps.maxBatch),

@@ -15,13 +15,15 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
+import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
 import { registerTraceContextTests } from "./trace-context-tests.ts";
 import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
-export type { ConformanceOptions, Harness };
+export type { ConformanceOptions, Harness, KnownDefect, ModelSuiteOptions };
+export { runModelSuite };
 
 export function runConformanceSuite(options: ConformanceOptions): void {
   describe(`conformance: ${options.name}`, { timeout: 120_000 }, () => {

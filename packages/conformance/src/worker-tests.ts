@@ -13,10 +13,10 @@ import {
   UnrecoverableError,
   ValidationError,
 } from "@tasklane/core";
-import { sleep } from "@tasklane/core/adapter";
+import { type ReservedJob, sleep } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Harness } from "./harness.ts";
+import { type Harness, need } from "./harness.ts";
 import type { ConformanceOptions } from "./options.ts";
 
 /**
@@ -47,7 +47,8 @@ function withFailingHeartbeats(adapter: Adapter, partition: { cut: boolean }): A
 type Recorded = { [K in keyof TasklaneEvents]: Array<TasklaneEvents[K]> };
 
 /** The worker over the adapter: what a user sees end to end. */
-export function registerWorkerTests(get: () => Harness, _options: ConformanceOptions): void {
+export function registerWorkerTests(get: () => Harness, options: ConformanceOptions): void {
+  const sanitize = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, "");
   describe("worker", () => {
     const open: Tasklane[] = [];
     afterEach(async () => {
@@ -63,7 +64,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
         adapter: h.adapter,
         closeAdapter: false,
         clock: h.clock,
-        namespace: h.uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
+        namespace: sanitize(h.uniqueName("ns")),
         lanes: [
           {
             name: "work",
@@ -127,7 +128,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
 
     it("publishMany refuses an item whose jobId exists, among items with generated ids", async (ctx) => {
       const h = get();
-      if (!h.caps.dedup) return ctx.skip();
+      need(h.caps, ctx, "dedup");
       const task = defineTask({
         name: "once",
         lane: "work",
@@ -152,15 +153,14 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       }
     });
 
-    it("retries a failing job with exponential backoff", async () => {
+    it("retries a failing job until it succeeds", async () => {
       const h = get();
-      const base = 2 * h.unit;
       let calls = 0;
       const task = defineTask({
         name: "flaky",
         lane: "work",
         schema: z.object({}),
-        retry: { maxAttempts: 3, baseMs: base, jitter: 0 },
+        retry: { maxAttempts: 3, baseMs: h.unit, jitter: 0 },
         run: (_p, ctx) => {
           calls++;
           if (ctx.attempt < 3) throw new Error(`fail ${ctx.attempt}`);
@@ -174,12 +174,54 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       expect(seen.retrying.map((e) => e.attempt)).toEqual([1, 2]);
       expect(seen.retrying.map((e) => e.error.message)).toEqual(["fail 1", "fail 2"]);
       expect(seen.succeeded[0]?.attempt).toBe(3);
-      // Backoff baseMs · 2ⁿ: the second retry is scheduled at least base + 2·base after
-      // the first one was.
-      const [r1, r2] = seen.retrying;
-      expect((r2?.runAt ?? 0) - (r1?.runAt ?? 0)).toBeGreaterThanOrEqual(
-        2 * base - h.caps.timeResolutionMs,
-      );
+      expect(seen.failed).toEqual([]);
+    });
+
+    it("schedules retry n at backoffMs(policy, n) after the failure, and dead-letters after exactly maxAttempts", async () => {
+      const h = get();
+      const base = 2 * h.unit;
+      // Delay after attempt n: min(maxMs, baseMs · 2^(n−1)) · (1 − jitter · r). With r fixed
+      // at 0.5 and jitter 0.5 that is 0.75 of base, 2·base, then the cap 3·base.
+      const retry = { maxAttempts: 4, baseMs: base, maxMs: 3 * base, jitter: 0.5 };
+      const want = [base, 2 * base, 3 * base].map((d) => Math.round(d * 0.75));
+      const attempts: number[] = [];
+      const failedAt: number[] = [];
+      const task = defineTask({
+        name: "always-fails",
+        lane: "work",
+        schema: z.object({}),
+        retry,
+        run: (_p, ctx) => {
+          attempts.push(ctx.attempt);
+          // The worker settles a synchronous throw in the same turn: this is its "now".
+          failedAt.push(tl.clock.now());
+          throw new Error(`fail ${ctx.attempt}`);
+        },
+      });
+      const { tl, seen } = setup(h, { tasks: [task], random: () => 0.5 });
+      const { id } = await tl.publish(task, {});
+      await tl.worker().start();
+      await h.waitFor(() => seen.failed.length === 1, "the last attempt to fail");
+      expect(attempts).toEqual([1, 2, 3, 4]);
+      expect(seen.retrying.map((e) => e.attempt)).toEqual([1, 2, 3]);
+      expect(seen.failed.map((e) => [e.attempt, e.error.reason, e.error.message])).toEqual([
+        [4, "error", "fail 4"],
+      ]);
+      const delays = seen.retrying.map((e, i) => e.runAt - (failedAt[i] ?? Number.NaN));
+      if (options.advance) {
+        // Manual clock: nothing moves between the throw and the settle.
+        expect(delays).toEqual(want);
+      } else {
+        // Real time: the settle follows the throw within the same turn of the event loop.
+        delays.forEach((d, i) => {
+          expect(d).toBeGreaterThanOrEqual(want[i] as number);
+          expect(d).toBeLessThanOrEqual((want[i] as number) + 50);
+        });
+      }
+      if (h.caps.get) {
+        const info = await tl.lane("work").get(id);
+        expect([info?.state, info?.attempt]).toEqual(["failed", 4]);
+      }
     });
 
     it("sends an unrecoverable failure straight to the dead letter set", async () => {
@@ -304,7 +346,7 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
 
     it("aborts a running job that is canceled", async (ctx) => {
       const h = get();
-      if (!h.caps.cancelActive) return ctx.skip();
+      need(h.caps, ctx, "cancelActive");
       let reason: unknown;
       const task = defineTask({
         name: "cancelme",
@@ -329,19 +371,26 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       if (h.caps.get) expect((await tl.lane("work").get(id))?.state).toBe("canceled");
     });
 
-    it("stops gracefully without losing a job", async () => {
+    it("stops gracefully: every job runs to success exactly once, on its first attempt", async () => {
       const h = get();
-      const done = new Set<number>();
+      // Completions per job: a job run twice must show, so not a Set.
+      const done = new Map<number, number>();
       const task = defineTask({
         name: "steady",
         lane: "work",
         schema: z.object({ n: z.number() }),
         run: async ({ n }, ctx) => {
           await sleep(tl.clock, h.unit / 4, ctx.signal);
-          done.add(n);
+          done.set(n, (done.get(n) ?? 0) + 1);
         },
       });
-      const { tl, seen } = setup(h, { tasks: [task] });
+      // A lease longer than the whole test: a job that was not handed back at stop would
+      // not come back by expiry in time, and nothing is delivered twice by a stall.
+      const leaseMs = 200 * h.unit;
+      const { tl, seen } = setup(h, {
+        tasks: [task],
+        lanes: [{ name: "work", leaseMs, longPollMs: h.unit, batchSize: 10 }],
+      });
       const total = 40;
       await tl.publishMany(
         task,
@@ -360,8 +409,85 @@ export function registerWorkerTests(get: () => Harness, _options: ConformanceOpt
       expect(first.held).toBe(0);
       const second = tl.worker({ concurrency: 8 });
       await second.start();
-      await h.waitFor(() => done.size === total, "every job to be done by someone");
+      await h.waitFor(() => seen.succeeded.length >= total, "every job to succeed");
       await second.stop();
+      expect(seen.succeeded.length).toBe(total);
+      expect([...done.keys()].sort((a, b) => a - b)).toEqual(
+        Array.from({ length: total }, (_, n) => n),
+      );
+      expect([...done.values()].filter((count) => count !== 1)).toEqual([]);
+      // Handed back uncounted: no run of any job was a second attempt.
+      expect(seen.started.filter((e) => e.attempt !== 1)).toEqual([]);
+      expect(seen.succeeded.filter((e) => e.attempt !== 1)).toEqual([]);
+    });
+
+    it("stop hands back prefetched jobs at once, uncounted, while a running job finishes", async () => {
+      const h = get();
+      let openGate = () => {};
+      const gate = new Promise<void>((resolve) => {
+        openGate = resolve;
+      });
+      const runs = new Map<number, number>();
+      const task = defineTask({
+        name: "gated",
+        lane: "work",
+        schema: z.object({ n: z.number() }),
+        run: async ({ n }) => {
+          runs.set(n, (runs.get(n) ?? 0) + 1);
+          if (n === 0) await gate;
+        },
+      });
+      // Far longer than the wait for the hand-back: only a release brings the jobs back.
+      const leaseMs = 100 * h.unit;
+      const namespace = sanitize(h.uniqueName("ns"));
+      const { tl, seen } = setup(h, {
+        tasks: [task],
+        namespace,
+        lanes: [{ name: "work", leaseMs, longPollMs: h.unit, batchSize: 4 }],
+      });
+      await tl.publish(task, { n: 0 });
+      const worker = tl.worker({ concurrency: 1, prefetch: 3 });
+      await worker.start();
+      try {
+        await h.waitFor(() => seen.started.length === 1, "job 0 to start");
+        const rest = await tl.publishMany(
+          task,
+          [1, 2, 3].map((n) => ({ payload: { n } })),
+        );
+        await h.waitFor(() => worker.held === 4, "the worker to prefetch three jobs");
+        const stopping = worker.stop({ graceMs: 10 * leaseMs });
+        const rival = await h.adapter.lane(`${namespace}_work`, {
+          maxStalls: 3,
+          historyLimit: 20,
+        });
+        const taken: ReservedJob[] = [];
+        await h.waitFor(
+          async () => {
+            const { jobs } = await rival.reserve({
+              limit: 3 - taken.length,
+              leaseMs: 30 * h.unit,
+              waitMs: 0,
+            });
+            taken.push(...jobs);
+            return taken.length >= 3;
+          },
+          "the three prefetched jobs to be handed back",
+          10 * h.unit,
+        );
+        expect(taken.map((j) => j.id).sort()).toEqual(rest.map((r) => r.id).sort());
+        expect(taken.map((j) => j.attempt)).toEqual([1, 1, 1]);
+        // Job 0 still runs inside its grace period: stop has not finished.
+        expect(worker.running).toBe(true);
+        expect(worker.held).toBe(1);
+        openGate();
+        await stopping;
+        expect(worker.held).toBe(0);
+        expect(await rival.ack(taken.map((j) => j.lock))).toEqual(["ok", "ok", "ok"]);
+        expect([...runs]).toEqual([[0, 1]]);
+        expect(seen.succeeded.map((e) => e.attempt)).toEqual([1]);
+      } finally {
+        openGate();
+      }
     });
 
     it("dead-letters unknown tasks and malformed payloads without stopping", async () => {

@@ -567,8 +567,9 @@ export interface Capabilities {
   /**
    * Reserve takes due jobs in exactly the contract's order: higher priority first, then
    * earlier due time, then put order (docs/adapter-contract.md says what a job's due time
-   * is after a retry, a release or a lease that ran out). False: roughly that order at
-   * best (SQS queues are not ordered).
+   * is after a retry, a release or a lease that ran out). False where the backend cannot
+   * (SQS standard queues): order is then only approximate, and with `priorities` only the
+   * extremes are promised (a job of priority 1000 before one of 0 before one of −1000).
    */
   ordered: boolean;
   /** Job-level priority inside one lane. */

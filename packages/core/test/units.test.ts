@@ -4,12 +4,16 @@ import {
   backoffMs,
   bucketIndex,
   byteLength,
+  dayOf,
   decodeJson,
+  emptyDayStats,
   emptySummary,
   HISTOGRAM_BOUNDS_MS,
+  HISTOGRAM_SIZE,
   mergeSummaries,
   percentile,
   resolveRetry,
+  stddev,
   variance,
 } from "../src/adapter-kit.ts";
 import { createSeededRandom } from "../src/index.ts";
@@ -97,5 +101,69 @@ describe("stats math", () => {
     expect(p99).toBeGreaterThanOrEqual(7_000);
     expect(p99).toBeLessThanOrEqual(8_000);
     expect(percentile(emptySummary(), 0.5)).toBeNaN();
+  });
+
+  it("interpolates percentiles linearly inside the bucket, to exact values", () => {
+    const s = emptySummary();
+    for (let i = 0; i < 90; i++) addSample(s, 3); // bucket [2, 5)
+    for (let i = 0; i < 10; i++) addSample(s, 7_500); // bucket [7000, 8000)
+    expect(percentile(s, 0.5)).toBeCloseTo(2 + (50 / 90) * 3, 9);
+    expect(percentile(s, 0.9)).toBe(5);
+    expect(percentile(s, 0.99)).toBe(7_900);
+    expect(percentile(s, 1)).toBe(8_000);
+    // A tiny p still names the first sample's bucket (rank 1).
+    expect(percentile(s, 0.0001)).toBeCloseTo(2 + (1 / 90) * 3, 9);
+    const first = emptySummary();
+    addSample(first, 0.5);
+    expect(percentile(first, 1)).toBe(1);
+    // The open last bucket reports its lower bound.
+    const open = emptySummary();
+    addSample(open, 30 * 86_400_000);
+    expect(percentile(open, 0.5)).toBe(7 * 86_400_000);
+  });
+
+  it("has a bucket boundary at every bound, and none below zero", () => {
+    expect(HISTOGRAM_SIZE).toBe(9 + 60 + 59 + 23 + 6 + 1);
+    expect(HISTOGRAM_BOUNDS_MS.slice(0, 10)).toEqual([1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000]);
+    HISTOGRAM_BOUNDS_MS.forEach((bound, i) => {
+      if (!Number.isFinite(bound)) return;
+      expect(bucketIndex(bound - 0.001)).toBe(i);
+      expect(bucketIndex(bound)).toBe(i + 1);
+    });
+    expect(bucketIndex(-5)).toBe(0);
+    expect(bucketIndex(Number.POSITIVE_INFINITY)).toBe(HISTOGRAM_SIZE - 1);
+  });
+
+  it("keeps exact small-sample statistics", () => {
+    const s = emptySummary();
+    expect([variance(s), stddev(s)]).toEqual([0, 0]);
+    addSample(s, 4);
+    expect([s.count, s.mean, s.m2, variance(s)]).toEqual([1, 4, 0, 0]);
+    addSample(s, 8);
+    expect([s.count, s.mean, s.m2, variance(s), stddev(s)]).toEqual([2, 6, 8, 8, Math.sqrt(8)]);
+    expect(s.histogram).toEqual({ [bucketIndex(4)]: 1, [bucketIndex(8)]: 1 });
+    expect(mergeSummaries(emptySummary(), emptySummary())).toEqual(emptySummary());
+    expect(mergeSummaries(s, emptySummary())).toEqual(s);
+    expect(mergeSummaries(emptySummary(), s)).toEqual(s);
+    const t = emptySummary();
+    addSample(t, 12);
+    expect(mergeSummaries(s, t)).toEqual({
+      count: 3,
+      mean: 8,
+      m2: 32,
+      histogram: { [bucketIndex(4)]: 1, [bucketIndex(8)]: 1, [bucketIndex(12)]: 1 },
+    });
+  });
+
+  it("names UTC days and starts a day's stats empty", () => {
+    expect(dayOf(Date.UTC(2026, 0, 31, 23, 59, 59, 999))).toBe("2026-01-31");
+    expect(dayOf(Date.UTC(2026, 1, 1))).toBe("2026-02-01");
+    expect(emptyDayStats("2026-02-01")).toEqual({
+      day: "2026-02-01",
+      wait: emptySummary(),
+      run: emptySummary(),
+      failures: 0,
+      retries: 0,
+    });
   });
 });

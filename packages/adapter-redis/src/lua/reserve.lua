@@ -18,6 +18,13 @@ local lease = tonumber(ARGV[8])
 local exp = NOW + lease
 -- Every lease taken in this call ends at the same time: its score text is made once.
 local expText = string.format("%d", exp)
+-- Fencing tokens must never repeat, also after a failover: a promoted replica's counter may
+-- have lost the old master's last increments (asynchronous replication). So a call's first
+-- token is max(counter + 1, NOW * 1024), and its jobs take the next ones: a promoted
+-- replica issues tokens above every token issued before the crash as long as its clock is
+-- not behind the old master's by more than the failover took (README, Redis Cluster).
+-- NOW * 1024 stays an exact double until the year 2248.
+if meta.tok < NOW * 1024 then meta.tok = NOW * 1024 - 1 end
 local out = { 0, -1, meta.tok + 1, exp }
 local leases = {}
 local taken = 0

@@ -58,6 +58,8 @@ export function createLaneHandle(config: LaneConfig, deps: LaneHandleDeps): Lane
   /** Every job matching `filter`, page by page (constant memory). */
   async function* pages(filter: ListFilter): AsyncGenerator<JobSummary, void, undefined> {
     const q = await openLane(name);
+    // Listing is capability `list`, whichever call serves it (search's listPage can).
+    if (!caps.list) throw new UnsupportedError(adapter.name, "list");
     if (filter.state !== undefined && onlyState(filter) && filter.fields !== "summary") {
       if (!(caps.search && q.listPage)) {
         const opts = {

@@ -18,6 +18,10 @@
  * Room: the worker holds at most `concurrency + prefetch` jobs. While a lane has work,
  * the next reserve is sent before the batch just received is dispatched, within that
  * bound, so the backend round trip overlaps with running the batch.
+ *
+ * Failures: a lane whose reserve or probe throws is set aside with a back-off of its own
+ * while the loop serves the others (lane-health.ts); the selector sees only the lanes not
+ * set aside. The loop waits only when every lane is set aside.
  */
 import type { Capabilities, ReservedJob, ReserveResult } from "../adapter.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
@@ -28,6 +32,7 @@ import type { SelectionContext, Selector } from "../selectors/selector.ts";
 import type { AnyTask } from "../task.ts";
 import { createHeldJob, type HeldJob } from "./held-job.ts";
 import type { HeldJobs } from "./held-jobs.ts";
+import { createLaneHealth } from "./lane-health.ts";
 import { freshHint, type LaneState, setHint } from "./lane-state.ts";
 import type { RunnerPool } from "./runner-pool.ts";
 import type { Settler } from "./settler.ts";
@@ -88,9 +93,35 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
 
   const hintOf = (ls: LaneState) => freshHint(ls, clock.now(), hintTtlMs);
 
+  /**
+   * A long poll's length allows for the next probe of a set-aside lane (see serveLane);
+   * when a probe ends, the poll on another lane ends too, so the loop serves the lane that
+   * is back, or waits again allowing for the lane's new back-off.
+   */
+  const endPollElsewhere = (ls: LaneState) => {
+    if (pollLane !== ls && pollController && !pollController.signal.aborted) {
+      pollController.abort();
+    }
+  };
+  const health = createLaneHealth({
+    clock,
+    lanes,
+    errorBackoffMs,
+    onRejoin: (ls, ready) => {
+      if (stopping.aborted) return;
+      setHint(ls, ready, clock.now());
+      endPollElsewhere(ls);
+    },
+    onProbeError: (ls, error) => {
+      if (stopping.aborted) return;
+      events.emit("error", { error, during: "probe", lane: ls.config.name });
+      endPollElsewhere(ls);
+    },
+  });
+
   const selection: SelectionContext = {
     get lanes() {
-      return lanes.map((l) => l.lane);
+      return health.usable().map((l) => l.lane);
     },
     readyHint: (lane) => {
       const ls = lanes.find((l) => l.lane === lane);
@@ -99,7 +130,17 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     probe: async (lane) => {
       const ls = lanes.find((l) => l.lane === lane);
       if (!ls) return 0;
-      const n = await ls.store.probe();
+      let n: number;
+      try {
+        n = await ls.store.probe();
+      } catch (error) {
+        if (error instanceof ClosedError) throw error;
+        // This lane's failure is the lane's, not the selection's: set it aside, and to the
+        // selector it is a lane with nothing to take.
+        events.emit("error", { error, during: "probe", lane: ls.config.name });
+        health.failed(ls);
+        return 0;
+      }
       setHint(ls, n, clock.now());
       return n;
     },
@@ -233,11 +274,14 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         if (pending === undefined) {
           await waitForRoom(ls);
           if (stopping.aborted) return taken;
-          const allEmpty = lanes.every((l) => hintOf(l) === 0);
+          const allEmpty = health.usable().every((l) => hintOf(l) === 0);
           let waitMs = 0;
           if (i === 0 && allEmpty && cap === undefined) {
-            waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs);
-            if (!drainedEmitted && held.size === 0) {
+            // A set-aside lane's probe falls due during the poll: end the poll then.
+            const probeInMs = health.untilNextProbeMs() ?? Number.POSITIVE_INFINITY;
+            waitMs = Math.min(ls.config.longPollMs, caps.maxWaitMs, Math.max(1, probeInMs));
+            // A lane set aside is not known to be empty: no "drained" while one is.
+            if (!drainedEmitted && held.size === 0 && health.usable().length === lanes.length) {
               drainedEmitted = true;
               events.emit("drained", { lanes: lanes.map((l) => l.config.name) });
             }
@@ -298,19 +342,32 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     let backoff = errorBackoffMs;
     let lastCappedEmpty = false;
     while (!stopping.aborted) {
+      /** The lane being served, to set aside if its turn throws. */
+      let serving: LaneState | undefined;
       try {
+        health.probeDue();
+        if (health.usable().length === 0) {
+          // Every lane is set aside: wait for a probe to bring one back.
+          await health.waitForChange(stopping);
+          continue;
+        }
         turnCap = undefined;
         const lane = await selector.select(selection);
         let cap = turnCap;
+        const usable = health.usable();
         // A capped turn never long-polls; two in a row that find every lane empty would
         // spin. The second one is served as a normal turn instead, which waits.
-        if (cap !== undefined && lastCappedEmpty && lanes.every((l) => hintOf(l) === 0)) {
+        if (cap !== undefined && lastCappedEmpty && usable.every((l) => hintOf(l) === 0)) {
           cap = undefined;
         }
-        const ls = lanes.find((l) => l.lane === lane) ?? lanes[0];
-        if (!ls) return;
+        // A lane set aside while the selector chose (its probe failed), or not one of the
+        // lanes: the first usable one instead.
+        const ls = usable.find((l) => l.lane === lane) ?? usable[0];
+        if (!ls) continue;
         bump(metrics.selected, ls.config.name);
+        serving = ls;
         const got = await serveLane(ls, cap);
+        health.served(ls);
         lastCappedEmpty = cap !== undefined && got === 0;
         backoff = errorBackoffMs;
       } catch (error) {
@@ -318,6 +375,12 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         if (error instanceof ClosedError) {
           events.emit("error", { error, during: "reserve" });
           break;
+        }
+        if (serving !== undefined) {
+          // One lane's failure: the others go on at once (see lane-health.ts).
+          events.emit("error", { error, during: "reserve", lane: serving.config.name });
+          health.failed(serving);
+          continue;
         }
         events.emit("error", { error, during: "loop" });
         try {
