@@ -304,6 +304,47 @@ describe("examples/demo.ts", () => {
   }, 60_000);
 });
 
+describe("examples/telemetry.ts", () => {
+  it("traces a signup from its request to the job's run, and serves the metrics", async () => {
+    const service = runExample("example:telemetry", { PORT: "0", TASKLANE_ADAPTER: "" });
+    const listening = await service.line(/^listening on http:\/\/localhost:\d+/);
+    const port = Number(/:(\d+)/.exec(listening)?.[1]);
+    // its own two signups: ada's job succeeds, flaky's fails once and then succeeds
+    await service.line(/process mail \(retried\)/);
+    const spans = () =>
+      service.lines.flatMap((l) => {
+        const m = /^span trace=(\w+) id=(\w+) parent=(\S+) +(.+?)(?: \((\w+)\))? [\d.]+ ms$/.exec(
+          l,
+        );
+        return m ? [{ trace: m[1], id: m[2], parent: m[3], name: m[4], outcome: m[5] }] : [];
+      });
+    for (let i = 0; i < 300 && spans().filter((s) => s.outcome === "succeeded").length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // every trace of a signup: request → publish → process (→ smtp send), one trace id
+    const requests = spans().filter((s) => s.name === "POST /signup");
+    expect(requests).toHaveLength(2);
+    for (const request of requests) {
+      const inTrace = spans().filter((s) => s.trace === request.trace);
+      const publish = inTrace.find((s) => s.name === "publish mail");
+      expect(publish?.parent).toBe(request.id);
+      const runs = inTrace.filter((s) => s.name === "process mail");
+      expect(runs.length).toBeGreaterThanOrEqual(1);
+      for (const run of runs) {
+        expect(run.parent).toBe(publish?.id);
+        expect(inTrace.some((s) => s.name === "smtp send" && s.parent === run.id)).toBe(true);
+      }
+    }
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(text).toMatch(/^tasklane_jobs_succeeded_total\{[^}]*tasklane_lane="mail"[^}]*\} 2$/m);
+    expect(text).toMatch(/^tasklane_jobs_retried_total\{[^}]*\} 1$/m);
+    const viaApi = await fetch(`http://127.0.0.1:${port}/tasklane/metrics`);
+    expect(viaApi.status).toBe(200);
+    if (service.proc.pid !== undefined) process.kill(service.proc.pid, "SIGTERM");
+    expect((await finished(service)).code).toBe(0);
+  }, 60_000);
+});
+
 describe("examples/operator.ts", () => {
   it("answers every operator question as expected, then exits 0", async () => {
     const tour = runExample("example:operator", {});

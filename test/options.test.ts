@@ -8,6 +8,7 @@
  */
 import { createServer } from "node:net";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { metrics, propagation, trace } from "@opentelemetry/api";
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { createRedisAdapter } from "@tasklane/adapter-redis";
 import { createSqsAdapter } from "@tasklane/adapter-sqs";
@@ -40,6 +41,14 @@ import {
   stopOptionsSchema,
   workerOptionsSchema,
 } from "../packages/core/src/worker/worker-options.ts";
+import {
+  createTelemetry,
+  telemetryOptionsSchema,
+} from "../packages/opentelemetry/src/create-telemetry.ts";
+import {
+  createPrometheusEndpoint,
+  prometheusEndpointOptionsSchema,
+} from "../packages/opentelemetry/src/prometheus.ts";
 
 /** One option: values that must be refused (naming it) and values that must be accepted. */
 interface Row {
@@ -200,6 +209,10 @@ const tables: Table[] = [
       },
       random,
       closeAdapter: bool,
+      instrumentation: {
+        bad: [null, "otel", 5, { publish: 5 }, { job: {} }],
+        good: [{}, { job: () => undefined, publish: () => undefined }],
+      },
     },
   },
   {
@@ -444,6 +457,35 @@ const tables: Table[] = [
       entryRetries: { bad: [-1, 11, 1.5, ...nonFinite, ...notNumbers], good: [0, 10] },
       prefetch: { bad: [-1, 5, 15, 10.5, ...nonFinite, ...notNumbers], good: [0, 10, 100] },
       onError: fn,
+    },
+  },
+  {
+    name: "telemetry: createTelemetry",
+    schema: telemetryOptionsSchema,
+    field: (p) => p,
+    apply: (p, v) => createTelemetry(withValue({}, p, v) as never),
+    rows: {
+      tracerProvider: { bad: [{}, "otel", 5, null], good: [trace.getTracerProvider()] },
+      meterProvider: { bad: [{}, "otel", 5, null], good: [metrics.getMeterProvider()] },
+      propagator: { bad: [{}, { inject: () => {} }, 5, null], good: [propagation] },
+      traces: bool,
+      metrics: bool,
+      processSpanParent: { bad: ["child", "", ...notStrings], good: ["producer", "link"] },
+      depthIntervalMs: count0,
+      depthTimeoutMs: { bad: [0, 60_001, 1.5, ...nonFinite, ...notNumbers], good: [1, 60_000] },
+    },
+  },
+  {
+    name: "prometheus: createPrometheusEndpoint",
+    schema: prometheusEndpointOptionsSchema,
+    field: (p) => p,
+    apply: async (p, v) => {
+      await createPrometheusEndpoint(withValue({}, p, v) as never).reader.shutdown();
+    },
+    rows: {
+      prefix: { bad: ["my-app", "1x", "", ...notStrings], good: ["myapp_", "a:b"] },
+      withoutScopeInfo: bool,
+      withoutTargetInfo: bool,
     },
   },
 ];

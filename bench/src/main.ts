@@ -16,6 +16,8 @@ const HELP = `Usage: npm run bench -- [options]
   --quick              about 2 minutes: smaller sizes, one run per case
   --only <list>        comma-separated systems, backends (memory, redis, sqs), scenarios or
                        scenario prefixes (publish, process, latency); repeatable
+  --otel               the cost of telemetry: tasklane-redis, tasklane-redis-otel and
+                       tasklane-redis-metrics at c=100, interleaved
   --repeats <n>        runs per case (default: 3 full, 1 quick)
   --jobs <n>           jobs per memory/Redis case (default: 20000 full, 5000 quick)
   --sqs-jobs <n>       jobs per SQS case (default: 5000 full, 1000 quick)
@@ -33,10 +35,14 @@ Without --save a run writes bench/out/latest.md and appends to bench/out/results
 shows its figures as "not judged".
 `;
 
+/** What --otel runs: the plain and the instrumented Redis worker at c=100. */
+const OTEL_CASES = "tasklane-redis,tasklane-redis-otel,tasklane-redis-metrics,process-c100";
+
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     only: { type: "string", multiple: true },
+    otel: { type: "boolean", default: false },
     repeats: { type: "string" },
     jobs: { type: "string" },
     "sqs-jobs": { type: "string" },
@@ -69,7 +75,9 @@ if (values.child !== undefined) {
   };
   const code = await orchestrate({
     quick: values.quick,
-    only: (values.only ?? []).flatMap((item) => item.split(",")).filter((item) => item !== ""),
+    only: [...(values.only ?? []), ...(values.otel ? [OTEL_CASES] : [])]
+      .flatMap((item) => item.split(","))
+      .filter((item) => item !== ""),
     repeats: positiveInt("repeats", values.repeats),
     jobs: positiveInt("jobs", values.jobs),
     sqsJobs: positiveInt("sqs-jobs", values["sqs-jobs"]),

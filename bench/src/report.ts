@@ -475,6 +475,22 @@ function targets(profile: Profile): Target[] {
       aim: 150,
     },
     {
+      issue: "#21",
+      what: "redis: processing c=100 with telemetry on (SDK, no exporter) vs off",
+      measure: ratioOf("tasklane-redis-otel", "tasklane-redis", "process-c100", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 0.9,
+    },
+    {
+      issue: "#21",
+      what: "redis: processing c=100 with metrics only (SDK, no exporter) vs off",
+      measure: ratioOf("tasklane-redis-metrics", "tasklane-redis", "process-c100", "jobsPerSec"),
+      format: times,
+      compare: ">=",
+      limit: 0.9,
+    },
+    {
       issue: "#4",
       what: "sqs: processing c=100 vs sqs-consumer",
       measure: ratioOf("tasklane-sqs", "sqs-consumer", "process-c100", "jobsPerSec"),

@@ -50,6 +50,7 @@ const PACKAGES = [
   "conformance",
   "adapter-redis",
   "adapter-sqs",
+  "opentelemetry",
   "http",
   "dashboard",
   "cli",
@@ -64,6 +65,8 @@ const ZOD = `zod@${rootPkg.devDependencies.zod}`;
 const TYPES_NODE = `@types/node@${rootPkg.devDependencies["@types/node"]}`;
 const VITEST = `vitest@${rootPkg.devDependencies.vitest}`;
 const CLIENT_SQS = `@aws-sdk/client-sqs@${sqsPkg.devDependencies["@aws-sdk/client-sqs"]}`;
+const otelPkg = readJson(join(ROOT, "packages/opentelemetry/package.json"));
+const OTEL_API = `@opentelemetry/api@${otelPkg.devDependencies["@opentelemetry/api"]}`;
 const IOREDIS_5 = "5.4.0";
 const IOREDIS_6 = "6.0.0";
 
@@ -79,6 +82,8 @@ const ALONE: Record<string, string[]> = {
   // Express and Fastify are optional peers of their mounts
   "@tasklane/http": [],
   "@tasklane/dashboard": [],
+  // the Prometheus exporter is an optional peer of its subpath
+  "@tasklane/opentelemetry": [OTEL_API],
 };
 
 /** Warnings that mean a broken install, though npm exits 0. */

@@ -40,6 +40,25 @@ export const SYSTEMS: SystemEntry[] = [
     load: async () => (await import("./tasklane-redis.ts")).system,
   },
   {
+    name: "tasklane-redis-otel",
+    backend: "redis",
+    packageName: "@tasklane/opentelemetry",
+    priorities: true,
+    scenarios: ["process-c100"],
+    description:
+      "tasklane-redis with @tasklane/opentelemetry on: the SDK's tracer and meter, no exporter",
+    load: async () => (await import("./tasklane-redis-otel.ts")).system,
+  },
+  {
+    name: "tasklane-redis-metrics",
+    backend: "redis",
+    packageName: "@tasklane/opentelemetry",
+    priorities: true,
+    scenarios: ["process-c100"],
+    description: "tasklane-redis-otel with traces off (metrics only)",
+    load: async () => (await import("./tasklane-redis-otel.ts")).metricsOnly,
+  },
+  {
     name: "bullmq",
     backend: "redis",
     packageName: "bullmq",

@@ -2,9 +2,10 @@
  * The tasklane side of every tasklane system: one no-op task on one lane, configured as
  * a service would (batch reserve of 100, 30 s lease, 1 s long poll), everything else at
  * its defaults (retention of 1,000 succeeded jobs, history, stats, zod validation of
- * every payload). Only the adapter differs between tasklane-memory, -redis and -sqs.
+ * every payload). Only the adapter differs between tasklane-memory, -redis and -sqs
+ * (and -redis-otel adds telemetry).
  */
-import type { Adapter } from "@tasklane/core";
+import type { Adapter, TasklaneOptions } from "@tasklane/core";
 import { createTasklane, defineTask, type Worker } from "@tasklane/core";
 import { z } from "zod";
 import type { BenchJob, JobHooks, SystemUnderTest } from "../types.ts";
@@ -42,6 +43,7 @@ export async function tasklaneSystem(
   laneName: string,
   onTeardown?: () => Promise<void>,
   operator?: OperatorUse,
+  clientOptions: Pick<TasklaneOptions, "instrumentation"> = {},
 ): Promise<SystemUnderTest> {
   let hooks: JobHooks | undefined;
   /** jobId → job index, between the handler's start and the `succeeded` event. */
@@ -64,6 +66,7 @@ export async function tasklaneSystem(
     adapter,
     lanes: [{ name: laneName, ...TASKLANE_LANE }],
     tasks: [noop],
+    ...clientOptions,
   });
   tl.events.on("succeeded", (event) => {
     const i = indexById.get(event.jobId);

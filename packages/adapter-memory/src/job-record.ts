@@ -25,6 +25,8 @@ export class JobRecord extends ListNode {
   readonly task: string;
   readonly payload: string;
   readonly appData: string | undefined;
+  /** The instrumentation's trace context (NewJob.traceContext), handed back with every delivery. */
+  readonly traceContext: string | undefined;
   /** Changed in place only while delayed (not a key of the delayed heap); see setPriority. */
   priority: number;
   readonly publishedAt: number;
@@ -67,6 +69,7 @@ export class JobRecord extends ListNode {
     this.task = job.task;
     this.payload = job.payload;
     this.appData = job.appData;
+    this.traceContext = job.traceContext;
     this.priority =
       typeof job.priority === "number" && Number.isFinite(job.priority) ? job.priority : 0;
     this.publishedAt = job.publishedAt;
@@ -90,6 +93,7 @@ export class JobRecord extends ListNode {
       publishedAt: rec.publishedAt,
     };
     if (rec.appData !== undefined) job.appData = rec.appData;
+    if (rec.traceContext !== undefined) job.traceContext = rec.traceContext;
     const c = new JobRecord(job, seq, state, dueAt);
     c.attempt = rec.attempt;
     c.stalls = rec.stalls;

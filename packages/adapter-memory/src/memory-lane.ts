@@ -373,6 +373,7 @@ export class MemoryLaneImpl implements MemoryLane {
         lock: { jobId: rec.id, token: rec.token, expiresAt },
       };
       if (rec.appData !== undefined) job.appData = rec.appData;
+      if (rec.traceContext !== undefined) job.traceContext = rec.traceContext;
       jobs.push(job);
     }
     return jobs;

@@ -34,7 +34,12 @@ export const MAX_BY_REF_JOBS = 65_535;
 
 /** The bytes a job may need at most (UTF-8 takes at most 3 bytes per UTF-16 unit). */
 function worstCase(job: NewJob): number {
-  const textUnits = 24 + job.task.length + (job.appData?.length ?? 0) + job.payload.length;
+  const textUnits =
+    48 +
+    job.task.length +
+    (job.appData?.length ?? 0) +
+    (job.traceContext?.length ?? 0) +
+    job.payload.length;
   return 6 + REF_HEAD_BYTES + 3 * (job.id.length + 1) + 3 * textUnits;
 }
 
@@ -74,6 +79,7 @@ const NO_REF = Buffer.alloc(0);
 function packInto(jobs: readonly NewJob[], ref: Buffer): number {
   let o = 0;
   let prefixTask: string | undefined;
+  let prefixTrace: string | undefined;
   // the ref (if any) and the text's head, written as one piece after the index
   let prefix = new Uint8Array(0);
   const byRef = ref.length > 0;
@@ -103,18 +109,22 @@ function packInto(jobs: readonly NewJob[], ref: Buffer): number {
       t += 3;
     }
     if (job.appData === undefined) {
-      // The ref and the text's head ("<task length>:-:<task>") are the same for every job
-      // of a task.
-      if (job.task !== prefixTask) {
+      // The ref and the text's head ("<task length>:-:<task>", behind the trace context's
+      // when there is one) are the same for every job of a task (and publish call).
+      if (job.task !== prefixTask || job.traceContext !== prefixTrace) {
         prefixTask = job.task;
-        prefix = Buffer.concat([ref, Buffer.from(encodeJobText(job.task, "", undefined), "utf8")]);
+        prefixTrace = job.traceContext;
+        prefix = Buffer.concat([
+          ref,
+          Buffer.from(encodeJobText(job.task, "", undefined, job.traceContext), "utf8"),
+        ]);
       }
       out.set(prefix, t);
       t += prefix.length;
     } else {
       out.set(ref, t);
       t += ref.length;
-      t += out.write(encodeJobText(job.task, "", job.appData), t, "utf8");
+      t += out.write(encodeJobText(job.task, "", job.appData, job.traceContext), t, "utf8");
     }
     t += out.write(job.payload, t, "utf8");
     const textLength = t - start;

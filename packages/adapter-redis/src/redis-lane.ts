@@ -226,7 +226,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       for (const job of jobs) {
         args.push(
           encodeId(job.id),
-          encodeJobText(job.task, job.payload, job.appData),
+          encodeJobText(job.task, job.payload, job.appData, job.traceContext),
           priorityArg(job),
           runAtArg(job),
           publishedAtArg(job),
@@ -643,6 +643,7 @@ function parseReserve(reply: Array<string | number | null>): ReserveResult {
       lock: { jobId: id, token: String(token++), expiresAt },
     };
     if (parts?.appData !== undefined) job.appData = parts.appData;
+    if (parts?.traceContext !== undefined) job.traceContext = parts.traceContext;
     if (malformed !== "") job.malformed = malformed;
     jobs.push(job);
   }

@@ -3,11 +3,13 @@
  *
  * The body is the job's encoded payload, verbatim, so a foreign consumer (or the SQS
  * console) sees plain JSON. Everything else travels in String message attributes (SQS
- * allows at most 10 per message; we use at most 7, and 1 for most jobs, since every
+ * allows at most 10 per message; we use at most 8, and 1 for most jobs, since every
  * attribute costs parsing, hashing and bytes on both ends):
  *
  *   tl               JSON {v: 1, id, task, p: priority, pub: publishedAt, run?: runAt, base?, stl?}
  *   tl-app           appData (JSON text), when present
+ *   tl-trace         the trace context (NewJob.traceContext), when present; every copy of
+ *                    the message (retry, hand-back, dead letter) carries it on
  *   tl-enc           comma list of fields escaped below ("body", "tl", "tl-app", ...), when any
  *   tl-error-name, tl-error-message, tl-error-stack, tl-error-reason   (dead letters only)
  *
@@ -29,6 +31,7 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 export const ATTR = {
   job: "tl",
   app: "tl-app",
+  trace: "tl-trace",
   enc: "tl-enc",
   errorName: "tl-error-name",
   errorMessage: "tl-error-message",
@@ -127,6 +130,7 @@ export interface JobFields {
   task: string;
   payload: string;
   appData?: string;
+  traceContext?: string;
   meta: JobMeta;
 }
 
@@ -149,6 +153,9 @@ export function encodeJob(escaper: Escaper, job: JobFields, extra?: Attributes):
     [ATTR.job]: str(field(ATTR.job, JSON.stringify({ id: job.id, task: job.task, ...job.meta }))),
   };
   if (job.appData !== undefined) attributes[ATTR.app] = str(field(ATTR.app, job.appData));
+  if (job.traceContext !== undefined && job.traceContext !== "") {
+    attributes[ATTR.trace] = str(field(ATTR.trace, job.traceContext));
+  }
   if (extra) {
     for (const [name, value] of Object.entries(extra)) {
       if (value.StringValue !== undefined) attributes[name] = str(field(name, value.StringValue));
@@ -164,6 +171,7 @@ export interface DecodedJob {
   task: string;
   payload: string;
   appData?: string;
+  traceContext?: string;
   meta: JobMeta;
   malformed?: string;
 }
@@ -188,6 +196,8 @@ export function decodeJob(
   const fallback: JobMeta = { v: 1, p: 0, pub: sentAt };
   const out: DecodedJob = { id: messageId, task: "", payload, meta: fallback };
   if (appData !== undefined) out.appData = appData;
+  const traceContext = read(ATTR.trace, attrs[ATTR.trace]?.StringValue);
+  if (traceContext !== undefined) out.traceContext = traceContext;
   const text = read(ATTR.job, attrs[ATTR.job]?.StringValue);
   if (text === undefined) {
     out.malformed = `SQS message ${messageId} has no "${ATTR.job}" attribute: not written by tasklane`;

@@ -52,6 +52,7 @@ import {
   decodeJob,
   type Escaper,
   encodeJob,
+  type JobFields,
   type JobMeta,
   messageBytes,
   type OutgoingMessage,
@@ -202,11 +203,10 @@ export class SqsLane implements LaneStore {
       const meta: JobMeta = { v: 1, p: job.priority, pub: job.publishedAt };
       const delayMs = job.runAt === undefined ? 0 : job.runAt - now;
       if (delayMs > 0 && job.runAt !== undefined) meta.run = job.runAt;
-      const fields = { id: job.id, task: job.task, payload: job.payload, meta };
-      const msg = encodeJob(
-        this.#init.escaper,
-        job.appData === undefined ? fields : { ...fields, appData: job.appData },
-      );
+      const fields: JobFields = { id: job.id, task: job.task, payload: job.payload, meta };
+      if (job.appData !== undefined) fields.appData = job.appData;
+      if (job.traceContext !== undefined) fields.traceContext = job.traceContext;
+      const msg = encodeJob(this.#init.escaper, fields);
       if (msg.bytes > SQS_MAX_MESSAGE_BYTES) {
         throw new PayloadTooLargeError(
           `SQS message for job "${job.id}" (item ${i}, payload + attributes)`,
@@ -560,6 +560,7 @@ export class SqsLane implements LaneStore {
         lock: { jobId: h.job.id, token: h.handle, expiresAt: h.expiresAt },
       };
       if (h.job.appData !== undefined) job.appData = h.job.appData;
+      if (h.job.traceContext !== undefined) job.traceContext = h.job.traceContext;
       if (h.job.malformed !== undefined) job.malformed = h.job.malformed;
       return job;
     });
@@ -736,12 +737,10 @@ export class SqsLane implements LaneStore {
   }
 
   #reencode(h: Held, meta: JobMeta, extra?: Attributes): OutgoingMessage {
-    const fields = { id: h.job.id, task: h.job.task, payload: h.job.payload, meta };
-    return encodeJob(
-      this.#init.escaper,
-      h.job.appData === undefined ? fields : { ...fields, appData: h.job.appData },
-      extra,
-    );
+    const fields: JobFields = { id: h.job.id, task: h.job.task, payload: h.job.payload, meta };
+    if (h.job.appData !== undefined) fields.appData = h.job.appData;
+    if (h.job.traceContext !== undefined) fields.traceContext = h.job.traceContext;
+    return encodeJob(this.#init.escaper, fields, extra);
   }
 
   async #deleteOriginal(h: Held): Promise<void> {

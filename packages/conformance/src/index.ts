@@ -18,6 +18,7 @@ import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
+import { registerTraceContextTests } from "./trace-context-tests.ts";
 import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
@@ -40,6 +41,7 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerLaneTests(harness, options);
     registerWorkerTests(harness, options);
     registerWorkerFaultTests(harness, options);
+    registerTraceContextTests(harness);
     registerOperatorTests(harness, options);
     registerContractTests(harness, options);
   });

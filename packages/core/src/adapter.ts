@@ -93,6 +93,9 @@ export interface JobError {
   reason: FailReason;
 }
 
+/** The longest `NewJob.traceContext` core stores; a longer one from an instrumentation is dropped. */
+export const MAX_TRACE_CONTEXT_LENGTH = 4_096;
+
 /** A job as core hands it to `put`. Payload and appData are already-encoded JSON text. */
 export interface NewJob {
   /** Unique within the lane. A second put with the same id is a "duplicate" and a no-op. */
@@ -119,6 +122,14 @@ export interface NewJob {
   publishedAt: number;
   /** SQS FIFO message group, ignored by adapters without groups. */
   groupId?: string;
+  /**
+   * Trace context from the client's instrumentation (`@tasklane/opentelemetry` writes a
+   * W3C `traceparent`), opaque to the adapter: stored with the job and handed back
+   * unchanged with every delivery (`ReservedJob.traceContext`), retries and stalls
+   * included. Absent unless an instrumentation set it; at most 4,096 characters of
+   * well-formed text (`MAX_TRACE_CONTEXT_LENGTH`).
+   */
+  traceContext?: string;
   /**
    * Labels to find the job by (capability `tags`): `list({ tag })`, `count({ tag })`.
    * Core sends 1-16 distinct non-empty strings of at most 128 characters; absent: none.
@@ -159,6 +170,8 @@ export interface ReservedJob {
   /** Epoch ms when it became due (for wait-time stats). */
   readyAt: number;
   lock: Lock;
+  /** `NewJob.traceContext` as it was put, when it was set. */
+  traceContext?: string;
   /**
    * Set by the adapter when the stored job could not be decoded (corrupted by a foreign
    * writer, a message tasklane did not write). Core dead-letters it with reason

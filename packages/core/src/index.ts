@@ -78,6 +78,14 @@ export {
 } from "./errors.ts";
 export type { SettleCall, TasklaneEvents } from "./events.ts";
 export { TasklaneEventBus } from "./events.ts";
+export type {
+  Instrumentation,
+  JobEnd,
+  JobSettling,
+  JobTelemetry,
+  PublishTelemetry,
+  WorkerView,
+} from "./instrumentation.ts";
 export { JobFailedError, JobNotFoundError, WaitTimeoutError } from "./job-errors.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";

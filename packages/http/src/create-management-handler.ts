@@ -29,6 +29,7 @@ export interface ManagementUi {
 
 /** First path segments of the API's own routes: a UI path may not start with one. */
 const API_SEGMENTS = new Set([
+  "metrics",
   "lanes",
   "jobs",
   "tasks",
@@ -77,6 +78,13 @@ export interface ManagementHandlerOptions {
    * `@tasklane/dashboard`, at `basePath + "/ui"`). Default none.
    */
   dashboard?: ManagementUi;
+  /**
+   * Serve `GET {basePath}/metrics` (read scope) with the response this gives, e.g.
+   * `createPrometheusEndpoint().fetch` from `@tasklane/opentelemetry/prometheus` (Prometheus
+   * scrapes it like any endpoint: give its scraper read access in `authorize`). Default
+   * none: the route answers 404.
+   */
+  metrics?: (request: Request) => Response | Promise<Response>;
 }
 
 /** The API as one Fetch-standard function, and where it is mounted. */
@@ -131,12 +139,13 @@ const optionsSchema = z
           .regex(/^(\/[^/?#\s]+)+$/, 'must be a path like "/ui", without a trailing slash')
           .refine(
             (path) => !API_SEGMENTS.has(path.split("/")[1] ?? ""),
-            "must not start with one of the API's own paths (lanes, jobs, tasks, workers, schedules, events, openapi.json)",
+            "must not start with one of the API's own paths (lanes, jobs, tasks, workers, schedules, events, metrics, openapi.json)",
           ),
         fetch: fn<ManagementUi["fetch"]>("request, where"),
       })
       .loose()
       .optional(),
+    metrics: fn<(request: Request) => Response | Promise<Response>>("request").optional(),
   })
   .strict();
 
@@ -237,6 +246,11 @@ export function createManagementHandler(options: ManagementHandlerOptions): Mana
     document ??= buildOpenApiDocument(app, ctx.tasks.values(), { title: o.title, basePath });
     return c.json(document as object);
   });
+
+  const metrics = o.metrics;
+  if (metrics !== undefined) {
+    app.get("/metrics", ctx.guard("read", "getMetrics"), (c) => metrics(c.req.raw));
+  }
 
   const ui = options.dashboard;
   const uiBase = ui === undefined ? undefined : basePath + ui.path;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Adapter } from "../adapter.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { ConfigError, UnsupportedError } from "../errors.ts";
+import type { Instrumentation } from "../instrumentation.ts";
 import { type LaneConfig, parseLaneConfig } from "../lane-config.ts";
 import { clockSchema, parseOptions, randomSource } from "../options.ts";
 import { createSelector, SELECTOR_NAMES } from "../selectors/create-selector.ts";
@@ -24,7 +25,11 @@ export interface ResolvedClientOptions {
   /** A selector for a new worker. */
   makeSelector: () => Selector;
   closeAdapter: boolean;
+  /** Telemetry hooks, if any. */
+  instrumentation: Instrumentation | undefined;
 }
+
+const INSTRUMENTATION_HOOKS = ["attach", "wrapLane", "publish", "worker", "job"] as const;
 
 /**
  * Check `createTasklane`'s options against each other and the adapter's capabilities;
@@ -69,6 +74,18 @@ export const clientOptionsSchema = z
     clock: clockSchema.optional(),
     random: randomSource.optional(),
     closeAdapter: z.boolean().optional(),
+    instrumentation: z
+      .custom<Instrumentation>(
+        (v) =>
+          typeof v === "object" &&
+          v !== null &&
+          INSTRUMENTATION_HOOKS.every((k) => {
+            const hook = (v as Record<string, unknown>)[k];
+            return hook === undefined || typeof hook === "function";
+          }),
+        `must be an instrumentation object (createTelemetry() from @tasklane/opentelemetry): hooks ${INSTRUMENTATION_HOOKS.join(", ")} are functions`,
+      )
+      .optional(),
   })
   .strict();
 
@@ -103,6 +120,7 @@ export function resolveClientOptions(input: TasklaneOptions): ResolvedClientOpti
     tasks,
     makeSelector,
     closeAdapter: options.closeAdapter ?? true,
+    instrumentation: options.instrumentation,
   };
 }
 

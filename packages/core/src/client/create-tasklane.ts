@@ -1,6 +1,14 @@
-import type { FailureGroup, LaneStore, NewJob, PutResult, WorkerInfo } from "../adapter.ts";
+import {
+  type FailureGroup,
+  type LaneStore,
+  MAX_TRACE_CONTEXT_LENGTH,
+  type NewJob,
+  type PutResult,
+  type WorkerInfo,
+} from "../adapter.ts";
 import { ClosedError, ConfigError, UnsupportedError } from "../errors.ts";
 import { TasklaneEventBus } from "../events.ts";
+import type { PublishTelemetry } from "../instrumentation.ts";
 import { type AnyTask, type TaskResult, validatePayload } from "../task.ts";
 import { createWorker, type Worker } from "../worker/create-worker.ts";
 import type { WorkerHost } from "../worker/worker-host.ts";
@@ -23,7 +31,7 @@ import { createWaitFor } from "./wait-for.ts";
  */
 export function createTasklane(options: TasklaneOptions): Tasklane {
   const resolved = resolveClientOptions(options);
-  const { adapter, clock, namespace, configs, tasks } = resolved;
+  const { adapter, clock, namespace, configs, tasks, instrumentation } = resolved;
   const events = new TasklaneEventBus();
   const encoder = createJobEncoder(adapter, resolved.maxPayloadBytes);
   const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
@@ -44,6 +52,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         retention: config.retention,
         ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
       });
+      if (instrumentation?.wrapLane !== undefined) {
+        p = p.then((store) => instrumentation.wrapLane?.(store, name) ?? store);
+      }
       // A failed open must not poison the cache: the next call tries again.
       p.catch(() => opened.delete(name));
       opened.set(name, p);
@@ -63,6 +74,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     events,
     tasks,
     maxPayloadBytes: resolved.maxPayloadBytes,
+    instrumentation,
     configs,
     maxResultBytes: resolved.maxResultBytes,
     makeSelector: resolved.makeSelector,
@@ -85,18 +97,35 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     return t;
   };
 
-  const write = async (task: AnyTask, jobs: NewJob[]): Promise<PutResult[]> => {
-    const store = await openLane(task.lane);
-    const max = adapter.capabilities.maxBatch;
-    let results: PutResult[];
-    if (jobs.length <= max) results = await store.put(jobs);
-    else {
-      // Chunks go out together: adapters that pipeline (Redis) keep their order, and
-      // a round trip per chunk is not paid in sequence.
-      const chunks: Promise<PutResult[]>[] = [];
-      for (let i = 0; i < jobs.length; i += max) chunks.push(store.put(jobs.slice(i, i + max)));
-      results = (await Promise.all(chunks)).flat();
+  /** Tell the instrumentation of a publish; its trace context goes into every job. */
+  const observePublish = (task: AnyTask, jobs: NewJob[]): PublishTelemetry | undefined => {
+    const observed = instrumentation?.publish?.(task.lane, task.name, jobs);
+    const traceContext = observed?.traceContext;
+    if (traceContext !== undefined && traceContext.length <= MAX_TRACE_CONTEXT_LENGTH) {
+      for (const job of jobs) job.traceContext = traceContext;
     }
+    return observed;
+  };
+
+  const write = async (task: AnyTask, jobs: NewJob[]): Promise<PutResult[]> => {
+    const observed = instrumentation === undefined ? undefined : observePublish(task, jobs);
+    let results: PutResult[];
+    try {
+      const store = await openLane(task.lane);
+      const max = adapter.capabilities.maxBatch;
+      if (jobs.length <= max) results = await store.put(jobs);
+      else {
+        // Chunks go out together: adapters that pipeline (Redis) keep their order, and
+        // a round trip per chunk is not paid in sequence.
+        const chunks: Promise<PutResult[]>[] = [];
+        for (let i = 0; i < jobs.length; i += max) chunks.push(store.put(jobs.slice(i, i + max)));
+        results = (await Promise.all(chunks)).flat();
+      }
+    } catch (error) {
+      observed?.end(undefined, error);
+      throw error;
+    }
+    observed?.end(results);
     if (events.listenerCount("published") > 0)
       for (const r of results)
         events.emit("published", {
@@ -153,7 +182,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     return result as PutResult;
   };
 
-  return {
+  const client: Tasklane = {
     events,
     adapter,
     clock,
@@ -253,6 +282,8 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       if (resolved.closeAdapter) await adapter.close();
     },
   };
+  instrumentation?.attach?.(client);
+  return client;
 }
 
 /** The earliest runAt of `jobs` when every one is delayed; undefined when one is due now. */

@@ -16,6 +16,7 @@ import type {
 } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { TasklaneEventBus } from "../events.ts";
+import type { Instrumentation } from "../instrumentation.ts";
 import type { LaneConfig, LaneConfigInput } from "../lane-config.ts";
 import type { SelectorName } from "../selectors/create-selector.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
@@ -51,6 +52,11 @@ export interface TasklaneOptions {
   random?: RandomSource;
   /** Close the adapter when this client closes. Default true. */
   closeAdapter?: boolean;
+  /**
+   * Telemetry hooks: `createTelemetry()` from `@tasklane/opentelemetry` gives the client
+   * producer and consumer spans and metrics. Default none (nothing is measured).
+   */
+  instrumentation?: Instrumentation;
 }
 
 export interface PublishOptions {

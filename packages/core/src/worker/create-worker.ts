@@ -81,6 +81,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     settler,
     stopping,
     maxPayloadBytes: host.maxPayloadBytes,
+    instrumentation: host.instrumentation,
     maxResultBytes: host.maxResultBytes,
     storeResults: caps.results === true,
     reporter,
@@ -110,6 +111,22 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   let unsubscribe: (() => Promise<void>) | undefined;
   let stopLocalPublish: (() => void) | undefined;
   const laneByFullName = new Map<string, LaneState>();
+
+  host.instrumentation?.worker?.({
+    concurrency,
+    get started() {
+      return running;
+    },
+    get held() {
+      return held.size;
+    },
+    get running() {
+      let n = 0;
+      for (const h of held) if (h.running) n++;
+      return n;
+    },
+    metrics: () => structuredClone(metrics),
+  });
 
   const onAdapterEvent = (event: AdapterEvent) => {
     // Only these two stop a handler; lifecycle events (another worker's "started", ...)

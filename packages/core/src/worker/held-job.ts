@@ -1,5 +1,6 @@
 import type { JobLogLine, ReservedJob } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
+import type { JobTelemetry } from "../instrumentation.ts";
 import type { AnyTask } from "../task.ts";
 import type { LaneState } from "./lane-state.ts";
 
@@ -38,6 +39,8 @@ export interface HeldJob {
   interrupt: (() => void) | undefined;
   /** The time limit's timer. */
   timer: unknown;
+  /** What the client's instrumentation follows of this delivery, from a runner on. */
+  telemetry: JobTelemetry | undefined;
   /** The handler's return value, encoded, to store with the ack (adapters with `results`). */
   result: string | undefined;
   /** What the handler reported and the worker has not sent yet (adapters with `reports`). */
@@ -74,6 +77,7 @@ export function createHeldJob(
     controller: undefined,
     interrupt: undefined,
     timer: undefined,
+    telemetry: undefined,
     result: undefined,
     report: undefined,
   };

@@ -2,7 +2,8 @@ import type { Clock } from "../clock.ts";
 import { decodeJson } from "../codec.ts";
 import { PayloadTooLargeError, TimeoutError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
-import { validatePayload } from "../task.ts";
+import type { Instrumentation, JobTelemetry } from "../instrumentation.ts";
+import { type AnyTask, validatePayload } from "../task.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
 import { type ContextHost, HeldJobContext } from "./job-context.ts";
 import { toJobError } from "./job-error.ts";
@@ -18,6 +19,8 @@ export interface JobRunnerDeps {
   stopping: AbortSignal;
   /** The client's limit on payload + appData, bytes: a larger job is dead, never parsed. */
   maxPayloadBytes: number;
+  /** The client's telemetry hooks, if any. */
+  instrumentation: Instrumentation | undefined;
   /** Largest encoded return value, bytes. */
   maxResultBytes: number;
   /** The adapter stores results (capability `results`). */
@@ -33,7 +36,7 @@ export interface JobRunnerDeps {
  * inside its lease (Kale's time budget: handed back unstarted).
  */
 export function createJobRunner(deps: JobRunnerDeps) {
-  const { clock, events, settler, stopping, maxPayloadBytes, reporter } = deps;
+  const { clock, events, settler, stopping, maxPayloadBytes, instrumentation, reporter } = deps;
   const { settle } = settler;
   const contextHost: ContextHost = { clock, events, lose: settler.lose, reporter };
   const succeed = createSucceed({
@@ -51,6 +54,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
       return;
     }
     const job = h.job;
+    if (instrumentation?.job !== undefined) {
+      h.telemetry = instrumentation.job(h.lane.config.name, job);
+    }
     if (job.malformed !== undefined) {
       settle(h, {
         kind: "dead",
@@ -121,7 +127,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
       }, limit);
     }
     try {
-      const result = task.run(payload, ctx);
+      const result =
+        h.telemetry === undefined
+          ? task.run(payload, ctx)
+          : runObserved(h.telemetry, task, payload, ctx);
       let value: unknown;
       if (!(result instanceof Promise)) value = result;
       else {
@@ -146,6 +155,19 @@ export function createJobRunner(deps: JobRunnerDeps) {
       h.interrupt = undefined;
     }
   };
+}
+
+/**
+ * The handler, run by its telemetry. A function of its own: the closure it makes would
+ * otherwise move runJob's locals into a heap context on every call, telemetry or not.
+ */
+function runObserved(
+  telemetry: JobTelemetry,
+  task: AnyTask,
+  payload: unknown,
+  ctx: HeldJobContext,
+): unknown {
+  return telemetry.run(() => task.run(payload, ctx));
 }
 
 /**

@@ -34,6 +34,7 @@ import {
   UnrecoverableError,
 } from "../errors.ts";
 import type { SettleCall, TasklaneEventBus, TasklaneEvents } from "../events.ts";
+import type { JobSettling } from "../instrumentation.ts";
 import { backoffMs } from "../retry.ts";
 import type { RandomSource } from "../selectors/selector.ts";
 import { inBatches } from "./batches.ts";
@@ -84,6 +85,9 @@ export interface Settler {
   stopRetrying(): void;
 }
 
+const ACK: JobSettling = { kind: "ack" };
+const RELEASE: JobSettling = { kind: "release" };
+
 /** First wait before retrying a settling call that threw, ms; it doubles up to the cap. */
 export const FIRST_SETTLE_RETRY_MS = 25;
 /** Longest wait between two tries of one settling call, ms. */
@@ -122,11 +126,13 @@ export function createSettler(deps: SettlerDeps): Settler {
           ? new MovedError(h.job.id)
           : new LockLostError(h.job.id);
     if (!answered) abortHeld(h, reason, clock);
+    const stalled = status === "lost" && clock.now() > h.job.lock.expiresAt;
     if (status === "canceled") events.emit("canceled", ref);
     else {
-      if (status === "lost" && clock.now() > h.job.lock.expiresAt) events.emit("stalled", ref);
+      if (stalled) events.emit("stalled", ref);
       events.emit(status === "put" ? "put" : "lock_lost", ref);
     }
+    h.telemetry?.end(stalled ? "stalled" : status);
     held.forget(h);
   };
 
@@ -169,6 +175,7 @@ export function createSettler(deps: SettlerDeps): Settler {
       call,
       detail,
     });
+    h.telemetry?.end("unconfirmed");
     held.forget(h);
   };
 
@@ -228,6 +235,7 @@ export function createSettler(deps: SettlerDeps): Settler {
         const s = statuses[i] ?? "lost";
         if (s === "ok") {
           kind.onOk(ls, item);
+          h.telemetry?.end("ok");
           held.forget(h);
         } else if (s === "lost" && h.unsure) unconfirmed(h, kind.call, "lost_on_retry");
         else lose(h, s, true);
@@ -302,11 +310,16 @@ export function createSettler(deps: SettlerDeps): Settler {
     h.finishing = true;
     if (h.timer !== undefined) clock.clearTimeout(h.timer as never);
     const p = pendingFor(h.lane);
-    if (ending.kind === "success") p.acks.push(h);
-    else if (ending.kind === "release") p.releases.push(h);
-    else if (ending.kind === "dead")
+    if (ending.kind === "success") {
+      p.acks.push(h);
+      h.telemetry?.settling(ACK);
+    } else if (ending.kind === "release") {
+      p.releases.push(h);
+      h.telemetry?.settling(RELEASE);
+    } else if (ending.kind === "dead") {
       p.nacks.push({ h, item: { lock: h.job.lock, dead: true, error: ending.error } });
-    else {
+      h.telemetry?.settling({ kind: "dead", error: ending.error, cause: undefined });
+    } else {
       const task = h.task;
       const unrecoverable = ending.error instanceof UnrecoverableError;
       const error = toJobError(
@@ -315,9 +328,11 @@ export function createSettler(deps: SettlerDeps): Settler {
       );
       if (!task || unrecoverable || h.job.attempt >= task.retry.maxAttempts) {
         p.nacks.push({ h, item: { lock: h.job.lock, dead: true, error } });
+        h.telemetry?.settling({ kind: "dead", error, cause: ending.error });
       } else {
         const runAt = clock.now() + backoffMs(task.retry, h.job.attempt, random);
         p.nacks.push({ h, item: { lock: h.job.lock, runAt, error } });
+        h.telemetry?.settling({ kind: "retry", error, cause: ending.error, runAt });
       }
     }
     scheduleFlush();

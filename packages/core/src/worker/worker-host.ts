@@ -1,6 +1,7 @@
 import type { Adapter, LaneStore } from "../adapter.ts";
 import type { Clock } from "../clock.ts";
 import type { TasklaneEventBus } from "../events.ts";
+import type { Instrumentation } from "../instrumentation.ts";
 import type { LaneConfig } from "../lane-config.ts";
 import type { RandomSource, Selector } from "../selectors/selector.ts";
 import type { AnyTask } from "../task.ts";
@@ -23,6 +24,8 @@ export interface WorkerHost {
    * job it finds (written by a foreign producer) with reason "payload_too_large", unparsed.
    */
   readonly maxPayloadBytes: number;
+  /** The client's telemetry hooks, if any. */
+  readonly instrumentation: Instrumentation | undefined;
   /** Largest encoded handler return value, bytes (the client's `maxResultBytes`). */
   readonly maxResultBytes: number;
   /** Every configured lane, by config name. */
