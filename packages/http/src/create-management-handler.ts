@@ -31,6 +31,7 @@ export interface ManagementUi {
 const API_SEGMENTS = new Set([
   "lanes",
   "jobs",
+  "failure-groups",
   "tasks",
   "workers",
   "schedules",
@@ -131,7 +132,7 @@ const optionsSchema = z
           .regex(/^(\/[^/?#\s]+)+$/, 'must be a path like "/ui", without a trailing slash')
           .refine(
             (path) => !API_SEGMENTS.has(path.split("/")[1] ?? ""),
-            "must not start with one of the API's own paths (lanes, jobs, tasks, workers, schedules, events, openapi.json)",
+            "must not start with one of the API's own paths (lanes, jobs, failure-groups, tasks, workers, schedules, events, openapi.json)",
           ),
         fetch: fn<ManagementUi["fetch"]>("request, where"),
       })
