@@ -782,11 +782,14 @@ export class MemoryLaneImpl implements MemoryLane {
     let budget = Math.max(SCAN_BUDGET, pageSize);
     while (pos.state < states.length) {
       const list = this.lists[states[pos.state] as JobState];
-      const parked = pos.handle > 0 ? this.parked.get(pos.handle, list) : undefined;
+      const found = pos.handle > 0 ? this.parked.get(pos.handle, list) : undefined;
+      // A cursor passed again after its listing went on: the node has moved past its place.
+      const parked = found !== undefined && found.after === pos.after ? found : undefined;
       let node: ListNode;
       if (parked !== undefined) node = parked.node.next;
       else {
-        // The parked node is gone (evicted, or another lane's cursor): find the place again.
+        // No parked node to use (evicted, another lane's, or past this cursor's place):
+        // find the place again.
         node = list.root.next;
         while (node !== list.root && (!node.isJob || node.entrySeq <= pos.after)) node = node.next;
       }
@@ -808,12 +811,14 @@ export class MemoryLaneImpl implements MemoryLane {
         }
       }
       if (more) {
-        if (parked !== undefined) list.moveCursorBefore(parked.node, node);
-        else {
+        if (parked !== undefined) {
+          list.moveCursorBefore(parked.node, node);
+          parked.after = pos.after;
+        } else {
           const parkedNode = new ListNode(false);
           list.addCursor(parkedNode);
           list.moveCursorBefore(parkedNode, node);
-          pos.handle = this.parked.park(list, parkedNode);
+          pos.handle = this.parked.park(list, parkedNode, pos.after);
         }
         return { jobs, cursor: encodeCursor(pos) };
       }

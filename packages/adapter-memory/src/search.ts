@@ -86,6 +86,12 @@ const MAX_PARKED = 1_000;
 export interface Parked {
   list: StateList;
   node: ListNode;
+  /**
+   * The entrySeq of the last job before the node: the `after` of the cursor that parked or
+   * last moved it. A cursor passed again once its listing went on (a retry, a page seen
+   * twice) has an older `after`: the node is past its place, so it finds it by entrySeq.
+   */
+  after: number;
 }
 
 /**
@@ -103,13 +109,13 @@ export class ParkedCursors {
     return p !== undefined && p.list === list ? p : undefined;
   }
 
-  park(list: StateList, node: ListNode): number {
+  park(list: StateList, node: ListNode, after: number): number {
     if (this.byHandle.size >= MAX_PARKED) {
       const [oldest] = this.byHandle.keys();
       if (oldest !== undefined) this.release(oldest);
     }
     const handle = this.next++;
-    this.byHandle.set(handle, { list, node });
+    this.byHandle.set(handle, { list, node, after });
     return handle;
   }
 

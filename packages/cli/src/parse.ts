@@ -14,6 +14,7 @@ export const JOB_STATES: readonly JobState[] = [
   "failed",
   "succeeded",
   "canceled",
+  "expired",
 ];
 
 /** An integer >= `min`. */
@@ -54,6 +55,21 @@ export function parseTime(value: string): number {
     throw new InvalidArgumentError('must be an ISO 8601 time ("2026-11-26T09:00:00Z") or epoch ms');
   }
   return n;
+}
+
+/**
+ * A point in time for `--since` / `--until`: ISO 8601, epoch ms, or a duration ago
+ * ("30m": thirty minutes before now).
+ */
+export function parseTimeOrAgo(value: string, now = Date.now()): number {
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  if (Number.isFinite(at)) return at;
+  const ago = ms(value as ms.StringValue) as number | undefined;
+  if (ago !== undefined && Number.isFinite(ago) && ago >= 0) return now - ago;
+  throw new InvalidArgumentError(
+    'must be an ISO 8601 time ("2026-11-26T09:00:00Z"), epoch ms, or a duration ago ("30m", "2h", "1d")',
+  );
 }
 
 /** A UTC day, "YYYY-MM-DD". */

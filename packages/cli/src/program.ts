@@ -9,7 +9,7 @@ import { Command, Option } from "commander";
 import { enqueue } from "./commands/enqueue.ts";
 import { type BulkAction, bulk, getJob, listJobs } from "./commands/jobs.ts";
 import { setPaused } from "./commands/lanes.ts";
-import { listOperatorRecords } from "./commands/operator.ts";
+import { failures, schedules, workers } from "./commands/operator.ts";
 import { status } from "./commands/status.ts";
 import { EVENT_TYPES, tail } from "./commands/tail.ts";
 import type { CommandContext } from "./context.ts";
@@ -25,6 +25,7 @@ import {
   parseJson,
   parsePriority,
   parseTime,
+  parseTimeOrAgo,
 } from "./parse.ts";
 
 /** Runs a command's body with its context (set up, error handling and clean-up: cli.ts). */
@@ -63,6 +64,26 @@ function stateOption(description: string, allowed: readonly JobState[] = JOB_STA
   return new Option("--state <states>", description).argParser(collectChoices(allowed));
 }
 
+/** The search filters of `jobs list` and of the bulk operations' `--all`. */
+function addSearchOptions(command: Command, prefix = ""): Command {
+  return command
+    .option("--tag <tag>", `${prefix}only jobs with this tag (capabilities search and tags)`)
+    .option(
+      "--error-name <name>",
+      `${prefix}only jobs whose last error has this name: a failure group (capability search)`,
+    )
+    .option(
+      "--since <time>",
+      `${prefix}only jobs that entered their state at or after this time: ISO 8601, epoch ms, or a duration ago (30m) (capability search)`,
+      parseTimeOrAgo,
+    )
+    .option(
+      "--until <time>",
+      `${prefix}only jobs that entered their state before this time (capability search)`,
+      parseTimeOrAgo,
+    );
+}
+
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  ${l}`).join("\n")}`;
 
 /** Where commander writes help and its own errors. */
@@ -78,7 +99,7 @@ export function createProgram(run: RunCommand, output: ProgramOutput): Command {
   program.exitOverride().configureOutput(output);
   program
     .description(
-      "Look after tasklane lanes and jobs on Redis or Amazon SQS: status, jobs, enqueue, live events.",
+      "Look after tasklane lanes and jobs on Redis or Amazon SQS: status, jobs, failures, workers, enqueue, live events.",
     )
     .version(version, "-V, --version")
     .option("--config <module>", "the application's config module (env TASKLANE_CONFIG)")
@@ -137,7 +158,7 @@ ${examples([
 
   const jobs = program
     .command("jobs")
-    .description("List, show, retry, cancel and delete jobs")
+    .description("List, show, retry, cancel, delete, promote, re-prioritise and move jobs")
     .addHelpText(
       "after",
       examples([
@@ -147,12 +168,16 @@ ${examples([
       ]),
     );
 
-  jobs
+  const list = jobs
     .command("list")
     .description("Stream the jobs that match the filters (constant memory, however many)")
     .addOption(LANE_OPTION())
     .addOption(stateOption("only these states (comma-separated; default all)"))
-    .option("--task <name>", "only jobs of this task (filtered by the CLI while it streams)")
+    .option(
+      "--task <name>",
+      "only jobs of this task (searched by the adapter where it can, else checked by the CLI)",
+    );
+  addSearchOptions(list)
     .option("--limit <n>", "stop after n jobs", integerAtLeast(1))
     .option(
       "--page-size <n>",
@@ -162,13 +187,15 @@ ${examples([
     .addHelpText(
       "after",
       `
-Filters: the adapters list by lane and state; --task is checked by the CLI. With --json,
-each line is the job (payload and appData as stored: JSON text) with lane as its config
-name.
+Filters: where the adapter can search (capability search) every filter goes to it;
+elsewhere it lists by lane and state, --task is checked by the CLI, and --tag,
+--error-name, --since and --until exit 3. With --json, each line is the job (payload,
+appData, result and progress as stored: JSON text) with lane as its config name.
 ${examples([
   "tasklane jobs list --state failed",
   "tasklane jobs list --lane default --state waiting,delayed --limit 20",
-  "tasklane jobs list --state failed --json > failed.ndjson",
+  "tasklane jobs list --state failed --error-name TimeoutError --since 1h",
+  "tasklane jobs list --tag customer:42 --json > customer-42.ndjson",
 ])}`,
     )
     .action(
@@ -177,6 +204,10 @@ ${examples([
           lane?: string[];
           state?: JobState[];
           task?: string;
+          tag?: string;
+          errorName?: string;
+          since?: number;
+          until?: number;
           limit?: number;
           pageSize?: number;
         },
@@ -186,7 +217,9 @@ ${examples([
 
   jobs
     .command("get")
-    .description("Show one job: payload, state, attempts, times, error with stack, history")
+    .description(
+      "Show one job: payload, state, attempts, times, error with stack, history, and where the adapter keeps them result, progress, logs, tags and expiry",
+    )
     .argument("<id>", "the job's id")
     .addOption(LANE_OPTION())
     .addHelpText(
@@ -206,17 +239,21 @@ ${examples([
     states: readonly JobState[],
     stateHelp: string,
     help: string[],
+    extra: (command: Command) => Command = (c) => c,
   ) => {
     const command = jobs
       .command(action)
       .description(description)
-      .argument("[ids...]", "the jobs (in one lane: --lane, unless there is only one)")
+      .argument("[ids...]", "the jobs (in one lane: --lane, unless there is only one)");
+    extra(command);
+    command
       .addOption(LANE_OPTION())
       .option("--all", "every job matching the filters, instead of ids");
-    // retry takes failed jobs only: it has no --state to choose
+    // retry and promote take one state only: they have no --state to choose
     if (states.length > 1) command.addOption(stateOption(stateHelp, states));
+    command.option("--task <name>", "with --all: only jobs of this task");
+    addSearchOptions(command, "with --all: ");
     command
-      .option("--task <name>", "with --all: only jobs of this task")
       .option("--limit <n>", "with --all: at most n jobs", integerAtLeast(1))
       .option("--batch-size <n>", "jobs per backend call", integerAtLeast(1), 100)
       .option("--page-size <n>", "with --all: jobs listed per round trip", integerAtLeast(1))
@@ -238,6 +275,7 @@ ${examples(help)}`,
   bulkCommand("retry", "Put failed jobs back to waiting (attempts start again)", ["failed"], "", [
     "tasklane jobs retry 6f1c2a9e-… --lane default",
     "tasklane jobs retry --lane default --all --task send-email",
+    "tasklane jobs retry --lane default --all --error-name TimeoutError   # a failure group",
   ]);
   bulkCommand(
     "cancel",
@@ -252,12 +290,43 @@ ${examples(help)}`,
   bulkCommand(
     "delete",
     "Delete jobs that are not running",
-    ["waiting", "delayed", "failed", "succeeded", "canceled"],
-    "with --all, required: waiting, delayed, failed, succeeded, canceled",
+    ["waiting", "delayed", "failed", "succeeded", "canceled", "expired"],
+    "with --all, required: waiting, delayed, failed, succeeded, canceled, expired",
     [
       "tasklane jobs delete order-42 --lane default",
       "tasklane jobs delete --all --state failed --lane default",
     ],
+  );
+  bulkCommand("promote", "Run delayed jobs now (capability promote)", ["delayed"], "", [
+    "tasklane jobs promote reminder-ada --lane default",
+    "tasklane jobs promote --all --lane low",
+  ]);
+  bulkCommand(
+    "priority",
+    "Change waiting and delayed jobs' priority, -1000..1000 (capability changePriority)",
+    ["waiting", "delayed"],
+    "with --all: waiting, delayed (default both)",
+    [
+      "tasklane jobs priority --priority 100 order-42 --lane default",
+      "tasklane jobs priority --priority -5 --all --lane default --tag batch:7",
+    ],
+    (c) =>
+      c.requiredOption(
+        "--priority <n>",
+        "the new priority, -1000..1000 (higher first)",
+        parsePriority,
+      ),
+  );
+  bulkCommand(
+    "move",
+    "Move jobs to another lane, keeping their ids (capability move); a running job's handler aborts and it runs again there",
+    ["waiting", "delayed", "active", "failed"],
+    "with --all, required: waiting, delayed, active, failed",
+    [
+      "tasklane jobs move order-42 --lane default --to high",
+      "tasklane jobs move --all --lane default --state waiting --task report --to low",
+    ],
+    (c) => c.requiredOption("--to <lane>", "the lane to move the jobs to"),
   );
 
   program
@@ -278,12 +347,28 @@ ${examples(help)}`,
     .option("--priority <n>", "job priority in its lane, -1000..1000 (higher first)", parsePriority)
     .option("--app-data <json>", "application data for the handler (ctx.appData)", parseJson)
     .option("--group-id <id>", "message group (SQS FIFO lanes)")
+    .option(
+      "--tag <tags>",
+      "tags to find the job by (comma-separated or repeated; capability tags)",
+      collectList,
+    )
+    .option(
+      "--expires-in <duration>",
+      "the job expires if it has not started this long from now (capability expiry)",
+      parseDuration,
+    )
+    .option(
+      "--expires-at <time>",
+      "the job expires if it has not started by then (ISO 8601 or epoch ms; capability expiry)",
+      parseTime,
+    )
     .addHelpText(
       "after",
       examples([
         `tasklane enqueue send-email '{"to":"ada@example.com","subject":"Hi"}'`,
         `tasklane enqueue send-email '{"to":"ada@example.com","subject":"Hi"}' --job-id welcome-ada --delay 5m`,
         `tasklane enqueue resize '{"url":"s3://…"}' --lane images   # a task no config defines`,
+        `tasklane enqueue send-email '{"to":"ada@example.com","subject":"Hi"}' --tag customer:42 --expires-in 1h`,
       ]),
     )
     .action(
@@ -342,26 +427,38 @@ ${examples([
   program
     .command("failures")
     .description(
-      "Failed jobs grouped by error name (needs the operator data model; exit 3 until then)",
+      "Failed jobs grouped by error name, largest group first (capability failureGroups)",
     )
     .addOption(LANE_OPTION())
+    .addHelpText(
+      "after",
+      `
+Each group: its lane, error name, how many jobs, and its newest failure (time, task,
+message). Retry or delete a group with jobs retry|delete --all --error-name <group>.
+${examples(["tasklane failures", "tasklane failures --lane default --json"])}`,
+    )
     .action(async (options: { lane?: string[] }, command: Command) =>
-      run(command, (ctx) => listOperatorRecords(ctx, "failures", options)),
+      run(command, (ctx) => failures(ctx, options)),
     );
 
   program
     .command("workers")
-    .description("Running workers (needs core's worker registry; exit 3 until then)")
-    .action(async (_options: unknown, command: Command) =>
-      run(command, (ctx) => listOperatorRecords(ctx, "workers", {})),
-    );
+    .description(
+      "The running workers serving the lanes, from every process: host, pid, lanes, jobs held and running, last heartbeat (capability workers)",
+    )
+    .addHelpText(
+      "after",
+      `
+A worker registers at start and on every heartbeat and leaves at stop; one whose process
+died drops out three heartbeat periods after its last one ("lapses").
+${examples(["tasklane workers", "tasklane workers --json | jq .held"])}`,
+    )
+    .action(async (_options: unknown, command: Command) => run(command, (ctx) => workers(ctx)));
 
   program
     .command("schedules")
     .description("Recurring schedules (needs core's schedules; exit 3 until then)")
-    .action(async (_options: unknown, command: Command) =>
-      run(command, (ctx) => listOperatorRecords(ctx, "schedules", {})),
-    );
+    .action(async (_options: unknown, command: Command) => run(command, (ctx) => schedules(ctx)));
 
   return program;
 }

@@ -619,24 +619,56 @@ describe("configuration", () => {
   });
 
   it.each([
+    [["failures"], "The redis adapter does not support failure groups (capability failureGroups)"],
+    [["workers"], "The redis adapter does not support the worker registry (capability workers)"],
     [
-      "failures",
-      "failure groups are not supported by this adapter / version yet: the installed @tasklane/core has no tl.lane(name).failureGroups()",
+      ["jobs", "list", "--tag", "vip"],
+      "The redis adapter does not support tags (capability tags): --tag needs it",
     ],
     [
-      "workers",
-      "workers are not supported by this adapter / version yet: the installed @tasklane/core has no tl.workers()",
+      ["jobs", "list", "--state", "failed", "--error-name", "TypeError", "--since", "1h"],
+      "The redis adapter does not support searching jobs (capability search): --error-name, --since need it; --task is checked by the CLI",
     ],
     [
-      "schedules",
+      ["jobs", "retry", "--all", "--lane", "default", "--error-name", "TypeError"],
+      "The redis adapter does not support searching jobs (capability search): --error-name needs it; --task is checked by the CLI",
+    ],
+    [
+      ["jobs", "promote", "j1", "--lane", "default"],
+      "The redis adapter does not support promote (promote)",
+    ],
+    [
+      ["jobs", "priority", "--priority", "-5", "j1", "--lane", "default"],
+      "The redis adapter does not support priority (changePriority)",
+    ],
+    [
+      ["jobs", "move", "j1", "--lane", "default", "--to", "low"],
+      "The redis adapter does not support move (move)",
+    ],
+    [
+      ["enqueue", "flaky", '{"n":1}', "--tag", "vip"],
+      "The redis adapter does not support tags (capability tags): --tag needs it",
+    ],
+    [
+      ["enqueue", "flaky", '{"n":1}', "--expires-in", "5m"],
+      "The redis adapter does not support job expiry (capability expiry): --expires-in needs it",
+    ],
+    [
+      ["schedules"],
       "schedules are not supported by this adapter / version yet: the installed @tasklane/core has no tl.schedules()",
     ],
-  ])("%s exits 3 until core has it", async (command, message) => {
-    const { code, stdout, stderr } = await runCli([command], { env: cliEnv(newPrefix()) });
+  ])("%j exits 3, naming what the backend lacks, and changes nothing", async (args, message) => {
+    const prefix = newPrefix();
+    const app = createApp(prefix);
+    await app.publish(flaky, { n: freshN() }, { jobId: "j1" });
+    const before = await app.lane("default").get("j1");
+    const { code, stdout, stderr } = await runCli(args, { env: cliEnv(prefix) });
     expect({ code, stdout, stderr }).toEqual({
       code: 3,
       stdout: "",
       stderr: `error: ${message}\n`,
     });
+    expect(await app.lane("default").get("j1")).toEqual(before);
+    expect(await counts(app)).toMatchObject({ waiting: 1 });
   });
 });

@@ -166,10 +166,7 @@ describe("on SQS", () => {
       ["enqueue", "flaky", '{"n":1}', "--priority", "5"],
       "The sqs adapter does not support job-level priorities: use separate lanes instead",
     ],
-    [
-      ["failures"],
-      "failure groups are not supported by this adapter / version yet: the installed @tasklane/core has no tl.lane(name).failureGroups()",
-    ],
+    [["failures"], "The sqs adapter does not support failure groups (capability failureGroups)"],
   ])("tasklane %j exits 3: unsupported", async (args, message) => {
     const prefix = newPrefix();
     await openLanes(createApp(prefix));

@@ -14,6 +14,9 @@ const COMMANDS = [
   "jobs retry",
   "jobs cancel",
   "jobs delete",
+  "jobs promote",
+  "jobs priority",
+  "jobs move",
   "enqueue",
   "tail",
   "pause",
@@ -275,7 +278,7 @@ describe("bad usage exits 2 and names what is wrong", () => {
     expect(both.code).toBe(2);
     const noState = await runCli(["jobs", "delete", "--all"], { env: NO_BACKEND });
     expect(noState.stderr).toBe(
-      "error: --state: delete --all needs --state (one or more of waiting, delayed, failed, succeeded, canceled)\n",
+      "error: --state: delete --all needs --state (one or more of waiting, delayed, failed, succeeded, canceled, expired)\n",
     );
     expect(noState.code).toBe(2);
     const active = await runCli(["jobs", "delete", "--all", "--state", "active"], {
@@ -285,5 +288,56 @@ describe("bad usage exits 2 and names what is wrong", () => {
       "error: option '--state <states>' argument 'active' is invalid.",
     );
     expect(active.code).toBe(2);
+  });
+
+  it("jobs priority needs --priority in range, jobs move needs --to naming another lane", async () => {
+    const noPriority = await runCli(["jobs", "priority", "j1", "--lane", "default"], {
+      env: NO_BACKEND,
+    });
+    expect(noPriority).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("error: required option '--priority <n>' not specified"),
+    });
+    const tooHigh = await runCli(["jobs", "priority", "--priority", "5000", "j1"], {
+      env: NO_BACKEND,
+    });
+    expect(tooHigh.code).toBe(2);
+    expect(tooHigh.stderr).toContain("must be an integer from -1000 to 1000");
+    const noTo = await runCli(["jobs", "move", "j1", "--lane", "default"], { env: NO_BACKEND });
+    expect(noTo).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("error: required option '--to <lane>' not specified"),
+    });
+    const elsewhere = await runCli(["jobs", "move", "j1", "--lane", "default", "--to", "moon"], {
+      env: { ...NO_BACKEND, TASKLANE_CONFIG: CONFIG, TASKLANE_LANES: "" },
+    });
+    expect(elsewhere).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `error: --to: no lane "moon" in ${CONFIG} (lanes: high, default, low)\n`,
+    });
+    const same = await runCli(["jobs", "move", "j1", "--lane", "default", "--to", "default"], {
+      env: { ...NO_BACKEND, TASKLANE_CONFIG: CONFIG, TASKLANE_LANES: "" },
+    });
+    expect(same.stderr).toBe(
+      "error: --to: the jobs are in lane default already: name another lane\n",
+    );
+    const noState = await runCli(["jobs", "move", "--all", "--to", "low"], { env: NO_BACKEND });
+    expect(noState.stderr).toBe(
+      "error: --state: move --all needs --state (one or more of waiting, delayed, active, failed)\n",
+    );
+  });
+
+  it("--since and --until take a time or a duration ago, and filters go with --all only", async () => {
+    const bad = await runCli(["jobs", "list", "--since", "last tuesday"], { env: NO_BACKEND });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("option '--since <time>' argument 'last tuesday' is invalid");
+    const withIds = await runCli(["jobs", "retry", "j1", "--error-name", "TypeError"], {
+      env: NO_BACKEND,
+    });
+    expect(withIds).toMatchObject({
+      code: 2,
+      stderr: "error: --error-name: filters go with --all, not with job ids\n",
+    });
   });
 });

@@ -773,6 +773,30 @@ export function registerOperatorTests(get: () => Harness, _options: ConformanceO
         await expect(q.count?.({ state: "lost" as "waiting" })).rejects.toBeInstanceOf(ConfigError);
       });
 
+      it("lists from the same place when a cursor is passed again (a retry, a page seen twice)", async (ctx) => {
+        const h = get();
+        needs(h, ctx, "search");
+        const q = await h.freshLane();
+        const jobs = Array.from({ length: 12 }, () => h.job());
+        await q.put(jobs);
+        const page = (cursor?: string) =>
+          (q.listPage as NonNullable<LaneStore["listPage"]>)(
+            { state: "waiting", pageSize: 4, fields: "summary" },
+            cursor,
+          );
+        const ids = (p: { jobs: Array<{ id: string }> }) => p.jobs.map((j) => j.id);
+        const first = await page();
+        const second = await page(first.cursor);
+        // The first page's cursor again, once the listing has gone on: the second page again.
+        const again = await page(first.cursor);
+        expect(ids(again)).toEqual(ids(second));
+        const third = await page(second.cursor);
+        expect([...ids(first), ...ids(second), ...ids(third)]).toEqual(jobs.map((j) => j.id));
+        expect(ids(await page(again.cursor))).toEqual(ids(third));
+        // And the second's, after it was used: the third page again.
+        expect(ids(await page(second.cursor))).toEqual(ids(third));
+      });
+
       it("client: tags at publish, list and count by filter, refusing bad filters", async (ctx) => {
         const h = get();
         needs(h, ctx, "search", "tags");

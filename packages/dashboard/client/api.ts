@@ -26,7 +26,8 @@ export interface Api {
   send<T>(method: "POST" | "DELETE", path: string, body?: unknown): Promise<T>;
   /**
    * Read an NDJSON list line by line; `onItem` returns false to stop, and the request is
-   * then aborted, so the server stops reading the backend too (its list is pulled).
+   * then aborted, so the server stops reading the backend too (its list is pulled). A
+   * list's `{"next": …}` line is handed on like the others.
    */
   lines<T>(
     path: string,
@@ -118,9 +119,13 @@ export function createApi(config: PageConfig): Api {
             buffer = buffer.slice(newline + 1);
             newline = buffer.indexOf("\n");
             if (line === "") continue;
-            const item = JSON.parse(line) as { error?: { code: string; message: string } };
-            // A failure after the answer started comes as a last line of its own.
-            if (item.error !== undefined && Object.keys(item).length === 1) {
+            const item = JSON.parse(line) as {
+              id?: string;
+              error?: { code: string; message: string };
+            };
+            // A failure after the answer started comes as a last line of its own (with the
+            // `next` cursor to go on from, where the list has one): not a job.
+            if (item.error !== undefined && item.id === undefined) {
               throw new ApiError(503, item.error.code, item.error.message);
             }
             if (onItem(item as never) === false) {

@@ -9,10 +9,11 @@ import { JobsView } from "./jobs-view.tsx";
 import { LaneView } from "./lane-view.tsx";
 import { LanesView } from "./lanes-view.tsx";
 import { createLive } from "./live.ts";
-import { RegistryView } from "./registry-view.tsx";
 import { href, navigate, type Route, useRoute } from "./router.ts";
+import { SchedulesView } from "./schedules-view.tsx";
 import type { Info, Job } from "./types.ts";
 import { ConfirmDialog, ErrorNotice, Notice } from "./ui.tsx";
+import { WorkersView } from "./workers-view.tsx";
 
 function SignIn(props: { api: Api; config: PageConfig; error: ApiError; onToken: () => void }) {
   const [token, setToken] = useState("");
@@ -245,21 +246,16 @@ function View(props: { route: Route }) {
       return <LaneView lane={r.lane} />;
     case "jobs":
       return (
-        <JobsView
-          key={`${r.lane}/${r.state}`}
-          lane={r.lane}
-          state={r.state}
-          q={r.q}
-          task={r.task}
-        />
+        <JobsView key={`${r.lane}/${r.state}`} lane={r.lane} state={r.state} filter={r.filter} />
       );
     case "job":
       return <JobView key={`${r.lane}/${r.id}`} lane={r.lane} id={r.id} />;
     case "failures":
       return <FailuresView />;
     case "workers":
+      return <WorkersView />;
     case "schedules":
-      return <RegistryView key={r.view} kind={r.view} />;
+      return <SchedulesView />;
     default:
       return (
         <Notice kind="warn">

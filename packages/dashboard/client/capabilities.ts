@@ -1,4 +1,4 @@
-import type { Info } from "./types.ts";
+import { type Info, JOB_STATES, type JobState } from "./types.ts";
 
 /** What the dashboard can offer, each tied to the API's capabilities. */
 export type Feature =
@@ -9,6 +9,10 @@ export type Feature =
   | "pause"
   | "promote"
   | "priority"
+  | "move"
+  | "search"
+  | "tags"
+  | "expiry"
   | "list"
   | "get"
   | "stats"
@@ -35,22 +39,21 @@ const RULES: Record<Feature, Rule> = {
   cancelActive: { capability: "cancelActive", what: "cancel running jobs", write: true },
   delete: { capability: "delete", what: "delete jobs", write: true },
   pause: { capability: "pause", what: "pause lanes", write: true },
-  promote: { notYet: "promote", capability: "promote", what: "promote delayed jobs", write: true },
-  priority: {
-    notYet: "changePriority",
-    capability: "priorities",
-    what: "change a job's priority",
-    write: true,
-  },
+  promote: { capability: "promote", what: "promote delayed jobs", write: true },
+  priority: { capability: "changePriority", what: "change a job's priority", write: true },
+  move: { capability: "move", what: "move jobs between lanes", write: true },
+  search: { capability: "search", what: "search jobs" },
+  tags: { capability: "tags", what: "tag jobs" },
+  expiry: { capability: "expiry", what: "expire jobs" },
   list: { capability: "list", what: "list jobs" },
   get: { capability: "get", what: "find a job by id" },
   stats: { capability: "stats", what: "keep wait and run stats" },
-  failureGroups: { notYet: "failureGroups", capability: "failureGroups", what: "group failures" },
-  workers: { notYet: "workers", what: "list workers" },
+  failureGroups: { capability: "failureGroups", what: "group failures" },
+  workers: { capability: "workers", what: "list workers" },
   schedules: { notYet: "schedules", what: "list schedules" },
-  results: { notYet: "results", what: "store job results" },
-  logs: { notYet: "logs", what: "store job logs" },
-  progress: { notYet: "progress", what: "store job progress" },
+  results: { capability: "results", what: "store job results" },
+  logs: { capability: "reports", what: "store job logs" },
+  progress: { capability: "reports", what: "store job progress" },
 };
 
 /** `null` when the feature is there, else a short sentence saying why not. */
@@ -64,7 +67,8 @@ export function createCan(info: Info): Can {
     if (rule.notYet !== undefined && notYet.has(rule.notYet)) {
       return `This version of tasklane cannot ${rule.what} yet.`;
     }
-    // A capability the adapter does not list is taken as present: the API decides then.
+    // The API lists every capability (an operator one an adapter leaves out as false); one
+    // it does not list, from an older API, is taken as present: the API decides then.
     if (rule.capability !== undefined && caps[rule.capability] === false) {
       return `The ${info.adapter.name} adapter cannot ${rule.what}.`;
     }
@@ -73,4 +77,9 @@ export function createCan(info: Info): Can {
     }
     return null;
   };
+}
+
+/** The states to show: `expired` only where the adapter can expire jobs (elsewhere none do). */
+export function shownStates(can: Can): JobState[] {
+  return JOB_STATES.filter((s) => s !== "expired" || can("expiry") === null);
 }

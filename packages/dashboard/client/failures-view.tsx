@@ -1,7 +1,7 @@
 import { useApp, useAsync, useLive, useTick } from "./app-context.ts";
-import { fmtAgo, fmtInt, fmtTime } from "./format.ts";
-import { jobsHref } from "./router.ts";
-import type { BulkResult, Job } from "./types.ts";
+import { fmtAgo, fmtInt, fmtTime, shortId } from "./format.ts";
+import { href, jobsHref } from "./router.ts";
+import type { BulkResult, FailureGroup, Job } from "./types.ts";
 import { ActionButton, ErrorNotice, Notice } from "./ui.tsx";
 
 /** Failed jobs read per lane to group them here, while the API cannot group. */
@@ -89,14 +89,167 @@ async function groupFailed(
   };
 }
 
-export function FailuresView() {
-  const { api, can, live, notify, confirm } = useApp();
+/** The signature of the lanes' failed counts: groups are read again when it changes. */
+function useFailedSignature() {
   const state = useLive();
-  const now = useTick(5_000);
   const failing = (state.lanes ?? [])
     .filter((l) => l.counts.failed > 0)
     .map((l) => ({ name: l.name, failed: l.counts.failed }));
-  const signature = failing.map((l) => `${l.name}:${l.failed}`).join(",");
+  return { failing, signature: failing.map((l) => `${l.name}:${l.failed}`).join(","), state };
+}
+
+export function FailuresView() {
+  const { can } = useApp();
+  return can("failureGroups") === null ? <GroupedByApi /> : <GroupedHere />;
+}
+
+/**
+ * The API's failure groups (capability failureGroups): failed jobs by error name, per
+ * lane, counted in the backend whatever their number. Retry and delete act on every job of
+ * a group, through the bulk endpoints with the group's errorName, in bounded calls.
+ */
+function GroupedByApi() {
+  const { api, can, live, notify, confirm } = useApp();
+  const now = useTick(5_000);
+  const { signature } = useFailedSignature();
+  const result = useAsync(
+    (signal) => api.get<{ groups: FailureGroup[] }>("failure-groups", signal),
+    [signature],
+  );
+
+  const act = async (g: FailureGroup, verb: "retry" | "delete") => {
+    const ok = await confirm({
+      title: `${verb === "retry" ? "Retry" : "Delete"} ${fmtInt(g.count)} failed job${g.count === 1 ? "" : "s"}?`,
+      body:
+        verb === "retry"
+          ? `Every job in ${g.lane} that failed with ${g.group} goes back to waiting, its attempts starting again.`
+          : `Every job in ${g.lane} that failed with ${g.group} is removed. Deleted jobs cannot be brought back.`,
+      confirm: verb === "retry" ? "Retry" : "Delete",
+      danger: verb === "delete",
+    });
+    if (!ok) return;
+    let changed = 0;
+    try {
+      // Each call changes up to the API's bulkLimit, taking them out of the group.
+      for (;;) {
+        const r = await api.send<BulkResult>(
+          "POST",
+          `lanes/${encodeURIComponent(g.lane)}/jobs/${verb}`,
+          { filter: { state: "failed", errorName: g.group } },
+        );
+        changed += r.changed;
+        if (!r.more || r.changed === 0) break;
+      }
+      notify(`${fmtInt(changed)} ${g.group} jobs ${verb === "retry" ? "retried" : "deleted"}`);
+    } catch (e) {
+      notify(`Stopped after ${fmtInt(changed)}: ${(e as Error).message}`, "error");
+    }
+    await live.refresh();
+    result.reload();
+  };
+
+  const groups = result.data?.groups;
+  return (
+    <>
+      <div class="page-head">
+        <h1>Failures</h1>
+        <span class="muted small">
+          Failed jobs (the dead letter set), grouped by lane and error name
+        </span>
+      </div>
+      <ErrorNotice error={result.error} what="Reading the failure groups failed" />
+      {groups === undefined ? (
+        <div class="placeholder" style={{ height: "200px" }} />
+      ) : groups.length === 0 ? (
+        <p class="empty">No failed jobs. </p>
+      ) : (
+        <div class="table-wrap">
+          <table class="table failures-table" aria-label="Failure groups">
+            <thead>
+              <tr>
+                <th scope="col">Error</th>
+                <th scope="col">Lane</th>
+                <th scope="col" class="n">
+                  Jobs
+                </th>
+                <th scope="col">Last</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {groups.map((g) => (
+                <tr key={`${g.lane}\0${g.group}`}>
+                  <td class="error-cell-wide">
+                    <strong>{g.group}</strong>: {g.sample.message}
+                    <span class="muted small latest">
+                      latest:{" "}
+                      <a href={href({ view: "job", lane: g.lane, id: g.sample.jobId })}>
+                        {shortId(g.sample.jobId)}
+                      </a>{" "}
+                      ({g.sample.task})
+                    </span>
+                    {g.sample.stack ? (
+                      <details>
+                        <summary>Stack of the latest</summary>
+                        <pre class="code stack">{g.sample.stack}</pre>
+                      </details>
+                    ) : null}
+                  </td>
+                  <td>{g.lane}</td>
+                  <td class="n">{fmtInt(g.count)}</td>
+                  <td title={fmtTime(g.sample.failedAt)}>{fmtAgo(g.sample.failedAt, now)}</td>
+                  <td class="row-actions">
+                    <span class="cell-row">
+                      <ActionButton
+                        why={can("retry")}
+                        showWhy={false}
+                        kind="primary"
+                        label={`Retry the ${g.count} ${g.group} jobs of ${g.lane}`}
+                        onClick={() => act(g, "retry")}
+                      >
+                        Retry {fmtInt(g.count)}
+                      </ActionButton>
+                      <ActionButton
+                        why={can("delete")}
+                        showWhy={false}
+                        kind="danger"
+                        label={`Delete the ${g.count} ${g.group} jobs of ${g.lane}`}
+                        onClick={() => act(g, "delete")}
+                      >
+                        Delete
+                      </ActionButton>
+                      <a
+                        class="btn btn-plain"
+                        href={jobsHref(g.lane, "failed", { errorName: g.group })}
+                      >
+                        Show
+                      </a>
+                    </span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {[can("retry"), can("delete")].some((w) => w !== null) ? (
+        <Notice>{[can("retry"), can("delete")].filter((w) => w !== null).join(" ")}</Notice>
+      ) : null}
+    </>
+  );
+}
+
+/**
+ * Groups made here, in the browser, where the adapter cannot group failures: the first
+ * GROUP_SCAN failed jobs of each lane, by task and by message with its varying parts
+ * taken out.
+ */
+function GroupedHere() {
+  const { api, can, live, notify, confirm } = useApp();
+  const now = useTick(5_000);
+  const { failing, signature, state } = useFailedSignature();
   const groupsWhy = can("failureGroups");
   const listWhy = can("list");
   const result = useAsync(
@@ -210,7 +363,7 @@ export function FailuresView() {
                       </ActionButton>
                       <a
                         class="btn btn-plain"
-                        href={jobsHref(g.lane, "failed", searchFor(g.message), g.task)}
+                        href={jobsHref(g.lane, "failed", { q: searchFor(g.message), task: g.task })}
                       >
                         Show
                       </a>

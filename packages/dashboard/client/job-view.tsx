@@ -3,8 +3,16 @@ import { useApp, useAsync, useLive, useTick } from "./app-context.ts";
 import type { Feature } from "./capabilities.ts";
 import { fmtAgo, fmtMs, fmtTime } from "./format.ts";
 import { href, jobsHref, navigate } from "./router.ts";
-import type { Job, JobState } from "./types.ts";
-import { ActionButton, ErrorNotice, JsonBlock, Notice, StateBadge } from "./ui.tsx";
+import type { Job, JobState, LogLine } from "./types.ts";
+import {
+  ActionButton,
+  ErrorNotice,
+  JsonBlock,
+  Notice,
+  ProgressBar,
+  StateBadge,
+  TagList,
+} from "./ui.tsx";
 
 interface Action {
   id: string;
@@ -28,7 +36,7 @@ const ACTIONS: Action[] = [
     id: "delete",
     label: "Delete",
     feature: "delete",
-    states: ["waiting", "delayed", "succeeded", "failed", "canceled"],
+    states: ["waiting", "delayed", "succeeded", "failed", "canceled", "expired"],
     kind: "danger",
   },
 ];
@@ -60,7 +68,9 @@ function attempts(
       });
     } else if (
       reservedAt !== null &&
-      ["succeeded", "failed", "retrying", "stalled", "released", "canceled"].includes(h.event)
+      ["succeeded", "failed", "retrying", "stalled", "released", "canceled", "moved"].includes(
+        h.event,
+      )
     ) {
       const last = out[out.length - 1];
       if (last !== undefined) {
@@ -69,7 +79,12 @@ function attempts(
       }
       reservedAt = null;
       dueAt =
-        h.event === "retrying" || h.event === "released" || h.event === "stalled" ? null : dueAt;
+        h.event === "retrying" ||
+        h.event === "released" ||
+        h.event === "stalled" ||
+        h.event === "moved"
+          ? null
+          : dueAt;
     } else if (h.event === "retried") {
       dueAt = h.at;
     }
@@ -135,8 +150,110 @@ function Priority(props: { job: Job; reload: () => void }) {
   );
 }
 
+/** Move the job to another lane: a lane to choose, and a confirmation. */
+function Move(props: { job: Job; reload: () => void }) {
+  const { api, can, notify, live, info, confirm } = useApp();
+  const others = info.lanes.filter((l) => l !== props.job.lane);
+  const [to, setTo] = useState(others[0] ?? "");
+  if (others.length === 0) return null;
+  const why =
+    can("move") ??
+    (["waiting", "delayed", "active", "failed"].includes(props.job.state)
+      ? null
+      : "Only for waiting, delayed, active and failed jobs.");
+  return (
+    <form
+      class="inline-form"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const ok = await confirm({
+          title: `Move this job to ${to}?`,
+          body: `Job ${props.job.id} leaves ${props.job.lane} for ${to}, keeping its id.${props.job.state === "active" ? " Its running handler is aborted, and it runs again there." : ""}`,
+          confirm: "Move",
+        });
+        if (!ok) return;
+        try {
+          await api.send(
+            "POST",
+            `lanes/${encodeURIComponent(props.job.lane)}/jobs/${encodeURIComponent(props.job.id)}/move`,
+            { toLane: to },
+          );
+          notify(`Job moved to ${to}`);
+          await live.refresh();
+          navigate({ view: "job", lane: to, id: props.job.id });
+        } catch (error) {
+          notify(`Could not move the job: ${(error as Error).message}`, "error");
+          props.reload();
+        }
+      }}
+    >
+      <label class="small">
+        Move to{" "}
+        <select
+          value={to}
+          disabled={why !== null}
+          onChange={(e) => setTo((e.target as HTMLSelectElement).value)}
+          aria-describedby={why === null ? undefined : "move-why"}
+        >
+          {others.map((l) => (
+            <option key={l} value={l}>
+              {l}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="btn btn-plain" disabled={why !== null}>
+        Move
+      </button>
+      {why === null ? null : (
+        <span class="why" id="move-why">
+          {why}
+        </span>
+      )}
+    </form>
+  );
+}
+
+/** The job's log lines: time, attempt, message; how many older ones were dropped. */
+function Logs(props: { logs: LogLine[]; dropped: number | undefined }) {
+  return (
+    <>
+      {props.dropped !== undefined && props.dropped > 0 ? (
+        <p class="muted small">
+          {props.dropped} older line{props.dropped === 1 ? "" : "s"} dropped (the lane keeps the
+          last ones).
+        </p>
+      ) : null}
+      {props.logs.length === 0 ? (
+        <p class="muted small">No lines.</p>
+      ) : (
+        <table class="table compact logs" aria-label="Log lines">
+          <thead>
+            <tr>
+              <th scope="col">time</th>
+              <th scope="col" class="n">
+                attempt
+              </th>
+              <th scope="col">message</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.logs.map((l, i) => (
+              <tr key={i}>
+                <td title={fmtTime(l.at)}>{fmtTime(l.at).slice(11)}</td>
+                <td class="n">{l.attempt}</td>
+                <td>{l.message}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
 export function JobView(props: { lane: string; id: string }) {
-  const { api, can, live, confirm, notify } = useApp();
+  const { api, can, live, confirm, notify, info } = useApp();
   const liveState = useLive();
   const now = useTick(1_000);
   const path = `lanes/${encodeURIComponent(props.lane)}/jobs/${encodeURIComponent(props.id)}`;
@@ -246,6 +363,7 @@ export function JobView(props: { lane: string; id: string }) {
               </ActionButton>
             ))}
             <Priority job={j} reload={job.reload} />
+            <Move job={j} reload={job.reload} />
           </fieldset>
           <ul class="why-list">
             {ACTIONS.map((a) => {
@@ -299,6 +417,44 @@ export function JobView(props: { lane: string; id: string }) {
                     {j.finishedAt === undefined ? "–" : fmtAgo(j.finishedAt, now)}
                   </dd>
                 </div>
+                {j.expiresAt !== undefined ? (
+                  <div>
+                    <dt>
+                      {j.state === "expired"
+                        ? "Expired"
+                        : j.state === "waiting" || j.state === "delayed"
+                          ? "Expires"
+                          : "Expiry"}
+                    </dt>
+                    <dd title={fmtTime(j.expiresAt)}>
+                      {j.state === "waiting" || j.state === "delayed" ? (
+                        <>
+                          {fmtAgo(j.expiresAt, now)}
+                          <span class="muted small"> unless started</span>
+                        </>
+                      ) : j.state === "expired" ? (
+                        fmtAgo(j.expiresAt, now)
+                      ) : (
+                        <span class="muted">started in time</span>
+                      )}
+                    </dd>
+                  </div>
+                ) : null}
+                {j.tags !== undefined && j.tags.length > 0 ? (
+                  <div>
+                    <dt>Tags</dt>
+                    <dd>
+                      <TagList
+                        tags={j.tags}
+                        href={
+                          can("search") === null
+                            ? (tag) => jobsHref(j.lane, j.state, { tag })
+                            : undefined
+                        }
+                      />
+                    </dd>
+                  </div>
+                ) : null}
               </dl>
               <h3>Attempts</h3>
               {attempts(j).length === 0 ? (
@@ -361,6 +517,37 @@ export function JobView(props: { lane: string; id: string }) {
               {j.error.stack ? <pre class="code stack">{j.error.stack}</pre> : null}
             </section>
           ) : null}
+          {j.progress !== undefined ? (
+            <section class="card" aria-labelledby="progress-title">
+              <h2 id="progress-title">Progress</h2>
+              <ProgressBar value={j.progress} />
+              <JsonBlock value={j.progress} label="Progress" />
+            </section>
+          ) : null}
+          {j.result !== undefined ? (
+            <section class="card" aria-labelledby="result-title">
+              <h2 id="result-title">Result</h2>
+              <JsonBlock value={j.result} label="Result" />
+            </section>
+          ) : null}
+          {j.logs !== undefined ? (
+            <section class="card" aria-labelledby="logs-title">
+              <h2 id="logs-title">Logs</h2>
+              <Logs logs={j.logs} dropped={j.logsDropped} />
+            </section>
+          ) : null}
+          {(() => {
+            // One line for what the adapter does not keep, rather than three empty cards.
+            const missing = [
+              can("results") !== null ? "results" : null,
+              can("progress") !== null ? "progress or logs" : null,
+            ].filter((m) => m !== null);
+            return missing.length === 0 ? null : (
+              <p class="muted small">
+                The {info.adapter.name} adapter does not store {missing.join(", ")}.
+              </p>
+            );
+          })()}
           <section class="card" aria-labelledby="payload-title">
             <h2 id="payload-title">Payload</h2>
             {j.payloadText !== undefined ? (
@@ -378,35 +565,6 @@ export function JobView(props: { lane: string; id: string }) {
               </>
             ) : null}
           </section>
-          {(["result", "progress", "logs"] as const).map((field) => {
-            const value = j[field];
-            if (value !== undefined) {
-              return (
-                <section class="card" key={field} aria-label={field}>
-                  <h2>{field[0]?.toUpperCase() + field.slice(1)}</h2>
-                  {field === "logs" && Array.isArray(value) ? (
-                    <pre class="code">
-                      {value.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n")}
-                    </pre>
-                  ) : (
-                    <JsonBlock value={value} label={field} />
-                  )}
-                </section>
-              );
-            }
-            return null;
-          })}
-          {(() => {
-            // One line for the fields this version does not store, rather than three.
-            const missing = (["results", "progress", "logs"] as const).filter(
-              (f) => can(f) !== null && j[f === "results" ? "result" : f] === undefined,
-            );
-            return missing.length === 0 ? null : (
-              <p class="muted small">
-                Not stored by this version of tasklane yet: {missing.join(", ")}.
-              </p>
-            );
-          })()}
         </>
       )}
     </>

@@ -1,36 +1,60 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Api, ApiError } from "./api.ts";
 import { useApp, useLive, useTick } from "./app-context.ts";
-import type { Feature } from "./capabilities.ts";
+import { type Can, type Feature, shownStates } from "./capabilities.ts";
 import { fmtAgo, fmtInt, fmtTime, shortId } from "./format.ts";
 import { Count } from "./lanes-view.tsx";
-import { href, jobsHref, navigate } from "./router.ts";
-import { type BulkResult, JOB_STATES, type Job, type JobState } from "./types.ts";
-import { ActionButton, ErrorNotice, Notice } from "./ui.tsx";
+import { href, type JobsFilter, jobsHref, NO_FILTER, navigate } from "./router.ts";
+import type { BulkResult, Job, JobState, JobSummary } from "./types.ts";
+import { ActionButton, ErrorNotice, Notice, TagList } from "./ui.tsx";
 
 /** Jobs on a page. */
 const PAGE_SIZE = 25;
-/** Most jobs one page read scans for matches of a search (the API filters by state only). */
+/** Most jobs one page read scans for matches of a text search (matched in the browser). */
 const SCAN_LIMIT = 5_000;
+/** Jobs asked for per request while scanning for matches. */
+const SCAN_CHUNK = 500;
 
-interface Filter {
-  q: string;
-  task: string;
+/**
+ * Where a page starts: the API's list cursor (null: the start), and how many jobs after it
+ * to skip. Where the adapter can search, pages follow the cursors the API hands out
+ * (`{"next"}` lines), so a deep page costs what a first one does; elsewhere there is no
+ * cursor and `skip` is the offset from the start.
+ */
+export interface Position {
+  cursor: string | null;
+  skip: number;
 }
 
+const START: Position = { cursor: null, skip: 0 };
+
 export interface JobsPage {
-  jobs: Job[];
-  offset: number;
+  jobs: JobSummary[];
   /** Where the next page starts, or null at the end. */
-  next: number | null;
+  next: Position | null;
   /** Jobs read to fill this page. */
   scanned: number;
   /** The scan stopped at SCAN_LIMIT before the page was full. */
   capped: boolean;
 }
 
-export function matches(job: Job, filter: Filter): boolean {
-  if (filter.task !== "" && job.task !== filter.task) return false;
+/** The filters the API applies: task, tag and error name, where the adapter can search. */
+function serverFilter(filter: JobsFilter, search: boolean): Partial<JobsFilter> {
+  if (!search) return {};
+  const out: Partial<JobsFilter> = {};
+  if (filter.task !== "") out.task = filter.task;
+  if (filter.tag !== "") out.tag = filter.tag;
+  if (filter.errorName !== "") out.errorName = filter.errorName;
+  return out;
+}
+
+/** Whether the browser must look at each job: a text search, or a task without search. */
+function matchesHere(filter: JobsFilter, search: boolean): boolean {
+  return filter.q !== "" || (!search && filter.task !== "");
+}
+
+export function matches(job: JobSummary | Job, filter: JobsFilter, search = false): boolean {
+  if (!search && filter.task !== "" && job.task !== filter.task) return false;
   if (filter.q === "") return true;
   const q = filter.q.toLowerCase();
   if (job.id.toLowerCase().includes(q) || job.task.toLowerCase().includes(q)) return true;
@@ -39,58 +63,125 @@ export function matches(job: Job, filter: Filter): boolean {
     `${job.error.name}: ${job.error.message}`.toLowerCase().includes(q)
   )
     return true;
-  const payload = job.payloadText ?? JSON.stringify(job.payload) ?? "";
+  const full = job as Job;
+  const payload = full.payloadText ?? JSON.stringify(full.payload) ?? "";
   return payload.toLowerCase().includes(q);
+}
+
+/** The list's query for a state and the server's filters (no cursor, offset or limit). */
+export function listQuery(
+  lane: string,
+  state: JobState,
+  filter: JobsFilter,
+  search: boolean,
+  summary: boolean,
+): string {
+  const query = new URLSearchParams({ state });
+  for (const [key, value] of Object.entries(serverFilter(filter, search))) query.set(key, value);
+  if (summary) query.set("fields", "summary");
+  return `lanes/${encodeURIComponent(lane)}/jobs?${query}`;
+}
+
+/**
+ * Read jobs from `from`, `chunk` at a time, handing each to `onJob` with its position,
+ * until `onJob` says stop (the request is aborted, so the server stops reading) or the
+ * list ends (null). Each request follows the last one's `next` cursor where the API gives
+ * one, else it moves its offset on.
+ */
+async function readFrom(
+  api: Api,
+  path: string,
+  from: Position,
+  chunk: number,
+  onJob: (job: JobSummary, at: Position) => boolean,
+  signal: AbortSignal,
+): Promise<"stopped" | "end"> {
+  let at = from;
+  for (;;) {
+    let n = 0;
+    let next: string | null = null;
+    let stopped = false;
+    const cursor = at.cursor === null ? "" : `&cursor=${encodeURIComponent(at.cursor)}`;
+    await api.lines<JobSummary & { next?: string }>(
+      `${path}${cursor}&offset=${at.skip}&limit=${chunk}`,
+      (line) => {
+        if (line.id === undefined && typeof line.next === "string") {
+          next = line.next;
+          return true;
+        }
+        const here = { cursor: at.cursor, skip: at.skip + n };
+        n++;
+        if (!onJob(line, here)) {
+          stopped = true;
+          return false;
+        }
+        return true;
+      },
+      signal,
+    );
+    if (stopped) return "stopped";
+    if (next !== null) at = { cursor: next, skip: 0 };
+    else if (at.cursor === null && n === chunk) at = { cursor: null, skip: at.skip + n };
+    else return "end";
+  }
 }
 
 /**
  * One page of a state's jobs, read from the NDJSON list and stopped as soon as the page is
- * full (the server then stops reading the backend). Without a search the API's limit and
- * offset do it; with one, jobs are read from `offset` and matched here, at most
- * SCAN_LIMIT per page, as the API filters by state only.
+ * full (the server then stops reading the backend). The API filters by task, tag and
+ * error name where the adapter can search; a text search (or a task elsewhere) is matched
+ * here, reading at most SCAN_LIMIT jobs a page. The job after the page, when one is
+ * read, tells where the next page starts.
  */
 export async function loadJobsPage(
   api: Api,
   lane: string,
   state: JobState,
-  offset: number,
-  filter: Filter,
+  from: Position,
+  filter: JobsFilter,
+  search: boolean,
   signal: AbortSignal,
 ): Promise<JobsPage> {
-  const filtering = filter.q !== "" || filter.task !== "";
-  const base = `lanes/${encodeURIComponent(lane)}/jobs?state=${state}&offset=${offset}`;
-  const jobs: Job[] = [];
+  const here = matchesHere(filter, search);
+  // A text search needs the payload; a page that only shows its columns does not.
+  const path = listQuery(lane, state, filter, search, filter.q === "");
+  // Unfiltered with a cursor: a page a request, its `next` where the next page starts (a
+  // request for one more job would leave the next page to start at an offset).
+  const chunk = here ? SCAN_CHUNK : search ? PAGE_SIZE : PAGE_SIZE + 1;
+  const jobs: JobSummary[] = [];
   let scanned = 0;
-  let next: number | null = null;
+  let next: Position | null = null;
   let capped = false;
-  await api.lines<Job>(
-    filtering ? base : `${base}&limit=${PAGE_SIZE + 1}`,
-    (job) => {
-      scanned++;
-      if (matches(job, filter)) {
+  await readFrom(
+    api,
+    path,
+    from,
+    chunk,
+    (job, at) => {
+      if (matches(job, filter, search)) {
         if (jobs.length === PAGE_SIZE) {
-          next = offset + scanned - 1;
+          next = at;
           return false;
         }
         jobs.push(job);
       }
-      if (filtering && scanned >= SCAN_LIMIT) {
+      scanned++;
+      if (here && scanned >= SCAN_LIMIT) {
         capped = true;
-        next = offset + scanned;
+        next = { cursor: at.cursor, skip: at.skip + 1 };
         return false;
       }
       return true;
     },
     signal,
   );
-  return { jobs, offset, next, scanned, capped };
+  return { jobs, next, scanned, capped };
 }
 
-/** Which bulk actions a state offers, and their API verb. */
-const BULK: Record<
-  JobState,
-  Array<{ verb: "retry" | "cancel" | "delete" | "promote"; feature: Feature; label: string }>
-> = {
+type Verb = "retry" | "cancel" | "delete" | "promote" | "priority" | "move";
+
+/** Which actions a state offers, and the feature each needs. */
+const BULK: Record<JobState, Array<{ verb: Verb; feature: Feature; label: string }>> = {
   waiting: [
     { verb: "cancel", feature: "cancel", label: "Cancel" },
     { verb: "delete", feature: "delete", label: "Delete" },
@@ -107,22 +198,29 @@ const BULK: Record<
     { verb: "delete", feature: "delete", label: "Delete" },
   ],
   canceled: [{ verb: "delete", feature: "delete", label: "Delete" }],
+  expired: [{ verb: "delete", feature: "delete", label: "Delete" }],
 };
 
-const PAST: Record<string, string> = {
+/** States whose jobs take a new priority, and states whose jobs can be moved. */
+const PRIORITY_STATES: readonly JobState[] = ["waiting", "delayed"];
+const MOVE_STATES: readonly JobState[] = ["waiting", "delayed", "active", "failed"];
+
+const PAST: Record<Verb, string> = {
   retry: "retried",
   cancel: "canceled",
   delete: "deleted",
   promote: "promoted",
+  priority: "re-prioritised",
+  move: "moved",
 };
 
-/** Cancel and delete cannot be undone: they are confirmed first, even for a few selected jobs. */
-const DESTRUCTIVE = new Set(["cancel", "delete"]);
+/** Cancel, delete and move cannot be undone here: they are confirmed first. */
+const CONFIRMED = new Set<Verb>(["cancel", "delete", "move"]);
 
-function timeOf(job: Job, state: JobState): number {
-  if (state === "delayed" || state === "waiting")
-    return state === "delayed" ? job.runAt : job.publishedAt;
-  return job.finishedAt ?? job.runAt;
+function timeOf(job: JobSummary, state: JobState): number {
+  if (state === "delayed") return job.runAt;
+  if (state === "waiting") return job.publishedAt;
+  return job.finishedAt ?? job.changedAt ?? job.runAt;
 }
 
 const TIME_HEADER: Record<JobState, string> = {
@@ -132,17 +230,30 @@ const TIME_HEADER: Record<JobState, string> = {
   succeeded: "Finished",
   failed: "Failed",
   canceled: "Canceled",
+  expired: "Expired",
 };
 
-export function JobsView(props: { lane: string; state: JobState; q: string; task: string }) {
+/** Why an action cannot be used for the selection, or null. */
+function selectedWhy(can: Can, feature: Feature, selected: number): string | null {
+  return can(feature) ?? (selected === 0 ? "Select jobs first." : null);
+}
+
+export function JobsView(props: { lane: string; state: JobState; filter: JobsFilter }) {
   const { api, can, info, live: liveApi, confirm, notify } = useApp();
   const live = useLive();
   const now = useTick(5_000);
   const lane = live.lanes?.find((l) => l.name === props.lane);
-  const filter: Filter = { q: props.q, task: props.task };
-  const filtering = filter.q !== "" || filter.task !== "";
-  const [offsets, setOffsets] = useState<number[]>([0]);
-  const offset = offsets[offsets.length - 1] ?? 0;
+  const filter = props.filter;
+  const search = can("search") === null;
+  const filtering =
+    filter.q !== "" || filter.task !== "" || filter.tag !== "" || filter.errorName !== "";
+  const filterKey = `${filter.q}\0${filter.task}\0${filter.tag}\0${filter.errorName}`;
+  // Pages belong to their filter: a position from another filter's listing is never used
+  // (its cursor would be refused), not even for the render before the reset below.
+  const [paging, setPaging] = useState({ key: filterKey, positions: [START] });
+  const positions = paging.key === filterKey ? paging.positions : [START];
+  const setPositions = (next: Position[]) => setPaging({ key: filterKey, positions: next });
+  const position = positions[positions.length - 1] ?? START;
   const [page, setPage] = useState<JobsPage | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(false);
@@ -150,16 +261,19 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
   const [generation, setGeneration] = useState(0);
   const [countAtLoad, setCountAtLoad] = useState<number | null>(null);
   const [progress, setProgress] = useState<string | null>(null);
-  const [query, setQuery] = useState(props.q);
-  const search = useRef<HTMLInputElement>(null);
+  const [draft, setDraft] = useState<JobsFilter>(filter);
+  const [priority, setPriority] = useState("0");
+  const otherLanes = info.lanes.filter((l) => l !== props.lane);
+  const [toLane, setToLane] = useState(otherLanes[0] ?? "");
+  const searchBox = useRef<HTMLInputElement>(null);
 
   // A new lane, state or search starts at the first page with nothing selected.
   useEffect(() => {
-    setOffsets([0]);
+    setPositions([START]);
     setSelected(new Set());
     setPage(null);
-    setQuery(props.q);
-  }, [props.lane, props.state, props.q, props.task]);
+    setDraft(filter);
+  }, [props.lane, props.state, filterKey]);
   useEffect(() => {
     if (can("list") !== null) return;
     const controller = new AbortController();
@@ -167,7 +281,7 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
     setCountAtLoad(
       liveApi.get().lanes?.find((l) => l.name === props.lane)?.counts[props.state] ?? null,
     );
-    loadJobsPage(api, props.lane, props.state, offset, filter, controller.signal).then(
+    loadJobsPage(api, props.lane, props.state, position, filter, search, controller.signal).then(
       (p) => {
         if (controller.signal.aborted) return;
         setPage(p);
@@ -183,14 +297,14 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
       },
     );
     return () => controller.abort();
-  }, [props.lane, props.state, props.q, props.task, offset, generation]);
+  }, [props.lane, props.state, filterKey, position, generation]);
 
   // The first page follows the lane's count while nothing is selected; otherwise the
   // list waits for a click on Reload, so rows never move under the user's hand.
   const liveCount = lane?.counts[props.state] ?? null;
   const stale =
     page !== null && countAtLoad !== null && liveCount !== null && liveCount !== countAtLoad;
-  const follow = offset === 0 && selected.size === 0 && progress === null;
+  const follow = positions.length === 1 && selected.size === 0 && progress === null;
   useEffect(() => {
     if (!stale || !follow || loading) return;
     const timer = setTimeout(() => setGeneration((g) => g + 1), 300);
@@ -199,51 +313,98 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
 
   const reload = () => setGeneration((g) => g + 1);
   const path = `lanes/${encodeURIComponent(props.lane)}/jobs`;
+  /** What a bulk call's body adds to its ids or filter: the new priority, the target lane. */
+  const extra = (verb: Verb): Record<string, unknown> =>
+    verb === "priority" ? { priority: Number(priority) } : verb === "move" ? { toLane } : {};
 
-  const runBulk = async (verb: string, body: { ids: string[] }, what: string) => {
-    if (DESTRUCTIVE.has(verb)) {
-      const n = body.ids.length;
+  const runSelected = async (verb: Verb) => {
+    const n = selected.size;
+    const jobsText = `${n} selected job${n === 1 ? "" : "s"}`;
+    if (CONFIRMED.has(verb)) {
       const ok = await confirm({
-        title: `${verb === "delete" ? "Delete" : "Cancel"} ${n} selected job${n === 1 ? "" : "s"}?`,
+        title:
+          verb === "delete"
+            ? `Delete ${jobsText}?`
+            : verb === "cancel"
+              ? `Cancel ${jobsText}?`
+              : `Move ${jobsText} to ${toLane}?`,
         body:
           verb === "delete"
             ? "Deleted jobs cannot be brought back."
-            : "Canceled jobs do not run; a running one has its signal aborted.",
-        confirm: verb === "delete" ? "Delete" : "Cancel jobs",
-        danger: true,
+            : verb === "cancel"
+              ? "Canceled jobs do not run; a running one has its signal aborted."
+              : `They leave ${props.lane} for ${toLane}, keeping their ids; a running one has its handler aborted and runs again there.`,
+        confirm: verb === "delete" ? "Delete" : verb === "cancel" ? "Cancel jobs" : "Move",
+        danger: verb !== "move",
       });
       if (!ok) return;
     }
     try {
-      const r = await api.send<BulkResult>("POST", `${path}/${verb}`, body);
-      notify(`${fmtInt(r.changed)} of ${fmtInt(r.matched)} ${what} ${PAST[verb]}`);
+      const r = await api.send<BulkResult>("POST", `${path}/${verb}`, {
+        ids: [...selected],
+        ...extra(verb),
+      });
+      notify(`${fmtInt(r.changed)} of ${fmtInt(r.matched)} selected jobs ${PAST[verb]}`);
     } catch (e) {
-      notify(`Could not ${verb}: ${(e as Error).message}`, "error");
+      notify(
+        `Could not ${verb === "priority" ? "change the priority" : verb}: ${(e as Error).message}`,
+        "error",
+      );
     }
     setSelected(new Set());
     await liveApi.refresh();
     reload();
   };
 
-  const runAll = async (verb: string) => {
-    const total = lane?.counts[props.state] ?? 0;
+  /** The filter a bulk call of every matching job sends: the state, and the server's filters. */
+  const bulkFilter = { state: props.state, ...serverFilter(filter, search) };
+  const serverFiltered = Object.keys(bulkFilter).length > 1;
+
+  const runAll = async (verb: Verb, label: string) => {
+    let total = lane?.counts[props.state] ?? 0;
+    if (serverFiltered) {
+      const q = new URLSearchParams(bulkFilter as Record<string, string>);
+      total = (
+        await api.get<{ count: number }>(`lanes/${encodeURIComponent(props.lane)}/count?${q}`)
+      ).count;
+    }
+    const which = serverFiltered
+      ? `${props.state} job${total === 1 ? "" : "s"} matching ${describe(filter, search)}`
+      : `${props.state} job${total === 1 ? "" : "s"}`;
+    const about = lane?.countsExact === false ? "about " : "";
+    const n = `${about}${fmtInt(total)} ${which}`;
+    const what =
+      verb === "retry"
+        ? `puts ${n} back to waiting`
+        : verb === "promote"
+          ? `makes ${n} due now`
+          : verb === "priority"
+            ? `gives ${n} priority ${priority}`
+            : verb === "move"
+              ? `moves ${n} to ${toLane}`
+              : `will ${verb} ${n}`;
     const ok = await confirm({
-      title: `${verb[0]?.toUpperCase()}${verb.slice(1)} every ${props.state} job in ${props.lane}?`,
-      body: `This ${verb === "retry" ? "puts" : "will"} ${verb === "retry" ? "" : `${verb} `}${lane?.countsExact === false ? "about " : ""}${fmtInt(total)} ${props.state} job${total === 1 ? "" : "s"}${verb === "retry" ? " back to waiting" : ""}: all of them, not only the ones this page shows${filtering ? " or the search matches" : ""}.${verb === "delete" ? " Deleted jobs cannot be brought back." : ""}`,
-      confirm: `${verb[0]?.toUpperCase()}${verb.slice(1)} all`,
-      danger: DESTRUCTIVE.has(verb),
+      title: `${label} every ${props.state} job in ${props.lane}${serverFiltered ? " that matches" : ""}?`,
+      body: `This ${what}: all of them, not only the ones this page shows${filter.q !== "" || (!search && filter.task !== "") ? " or the search here matches" : ""}.${verb === "delete" ? " Deleted jobs cannot be brought back." : ""}`,
+      confirm: `${label} all`,
+      danger: verb === "delete" || verb === "cancel",
     });
     if (!ok) return;
     let changed = 0;
-    setProgress(`${verb}: 0 so far…`);
+    let cursor: string | undefined;
+    setProgress(`${label}: 0 so far…`);
     try {
       for (;;) {
-        const r = await api.send<BulkResult>("POST", `${path}/${verb}`, {
-          filter: { state: props.state },
+        const r: BulkResult = await api.send<BulkResult>("POST", `${path}/${verb}`, {
+          filter: bulkFilter,
+          ...extra(verb),
+          ...(cursor !== undefined ? { cursor } : {}),
         });
         changed += r.changed;
-        setProgress(`${verb}: ${fmtInt(changed)} so far…`);
-        if (!r.more || r.changed === 0) break;
+        setProgress(`${label}: ${fmtInt(changed)} so far…`);
+        // A priority change leaves jobs where they are: go on from where the call stopped.
+        cursor = r.next;
+        if (!r.more || (r.changed === 0 && cursor === undefined)) break;
       }
       notify(`${fmtInt(changed)} ${props.state} jobs ${PAST[verb]}`);
     } catch (e) {
@@ -255,7 +416,7 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
     reload();
   };
 
-  const retryOne = async (job: Job) => {
+  const retryOne = async (job: JobSummary) => {
     try {
       await api.send("POST", `${path}/${encodeURIComponent(job.id)}/retry`);
       notify(`Job ${shortId(job.id)} retried`);
@@ -266,14 +427,22 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
     reload();
   };
 
-  const setFilter = (next: Partial<Filter>) =>
-    navigate(jobsHref(props.lane, props.state, next.q ?? props.q, next.task ?? props.task), true);
+  const apply = (next: Partial<JobsFilter>) =>
+    navigate(jobsHref(props.lane, props.state, { ...filter, ...next }), true);
 
   const listWhy = can("list");
-  const tasks = info.tasks;
   const jobs = page?.jobs ?? [];
   const allSelected = jobs.length > 0 && jobs.every((j) => selected.has(j.id));
   const bulk = BULK[props.state];
+  const canPriority = PRIORITY_STATES.includes(props.state);
+  const canMove = MOVE_STATES.includes(props.state) && otherLanes.length > 0;
+  const showTags = can("tags") === null;
+  const noneLeft = (lane?.counts[props.state] ?? 0) === 0 ? `No ${props.state} jobs.` : null;
+  const reasons = [
+    ...bulk.map((b) => can(b.feature)),
+    canPriority ? can("priority") : null,
+    canMove ? can("move") : null,
+  ].filter((w): w is string => w !== null);
 
   return (
     <>
@@ -288,16 +457,16 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
         </h1>
       </div>
       <nav class="tabs" aria-label="Job states">
-        {JOB_STATES.map((s) => (
+        {shownStates(can).map((s) => (
           <a
             key={s}
-            href={jobsHref(props.lane, s, props.q, props.task)}
+            href={jobsHref(props.lane, s, filter)}
             class={`tab${s === props.state ? " tab-current" : ""}`}
             aria-current={s === props.state ? "page" : undefined}
           >
             {s}
             <span class="tab-count">
-              {lane ? <Count value={lane.counts[s]} exact={lane.countsExact} /> : "…"}
+              {lane ? <Count value={lane.counts[s] ?? 0} exact={lane.countsExact} /> : "…"}
             </span>
           </a>
         ))}
@@ -311,42 +480,72 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
               class="toolbar"
               onSubmit={(e) => {
                 e.preventDefault();
-                setFilter({ q: query.trim() });
+                apply({
+                  q: draft.q.trim(),
+                  tag: draft.tag.trim(),
+                  errorName: draft.errorName.trim(),
+                });
               }}
             >
               <label class="field">
                 <span class="sr-only">Search this state's jobs</span>
                 <input
-                  ref={search}
+                  ref={searchBox}
                   type="search"
                   placeholder="Search id, task, payload, error"
-                  value={query}
-                  onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+                  value={draft.q}
+                  onInput={(e) => setDraft({ ...draft, q: (e.target as HTMLInputElement).value })}
                 />
               </label>
               <label class="field">
                 <span class="sr-only">Task</span>
                 <select
-                  value={props.task}
-                  onChange={(e) => setFilter({ task: (e.target as HTMLSelectElement).value })}
+                  value={filter.task}
+                  onChange={(e) => apply({ task: (e.target as HTMLSelectElement).value })}
                 >
                   <option value="">All tasks</option>
-                  {tasks.map((t) => (
+                  {info.tasks.map((t) => (
                     <option key={t} value={t}>
                       {t}
                     </option>
                   ))}
                 </select>
               </label>
+              {search ? (
+                <>
+                  {showTags ? (
+                    <label class="field">
+                      <span class="sr-only">Tag</span>
+                      <input
+                        type="search"
+                        class="input-short"
+                        placeholder="Tag"
+                        value={draft.tag}
+                        onInput={(e) =>
+                          setDraft({ ...draft, tag: (e.target as HTMLInputElement).value })
+                        }
+                      />
+                    </label>
+                  ) : null}
+                  <label class="field">
+                    <span class="sr-only">Error name</span>
+                    <input
+                      type="search"
+                      class="input-short"
+                      placeholder="Error name"
+                      value={draft.errorName}
+                      onInput={(e) =>
+                        setDraft({ ...draft, errorName: (e.target as HTMLInputElement).value })
+                      }
+                    />
+                  </label>
+                </>
+              ) : null}
               <button type="submit" class="btn btn-plain">
                 Search
               </button>
               {filtering ? (
-                <button
-                  type="button"
-                  class="btn btn-plain"
-                  onClick={() => setFilter({ q: "", task: "" })}
-                >
+                <button type="button" class="btn btn-plain" onClick={() => apply(NO_FILTER)}>
                   Clear
                 </button>
               ) : null}
@@ -363,17 +562,17 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
             </form>
           </search>
           <fieldset class="bulkbar">
-            <legend class="sr-only">Bulk actions</legend>
+            <legend class="sr-only">Actions on selected jobs</legend>
             <span class="muted small bulk-count">
               {selected.size === 0 ? "None selected" : `${selected.size} selected`}
             </span>
             {bulk.map((b) => (
               <ActionButton
                 key={`sel-${b.verb}`}
-                why={can(b.feature) ?? (selected.size === 0 ? "Select jobs first." : null)}
+                why={selectedWhy(can, b.feature, selected.size)}
                 showWhy={false}
                 kind={b.verb === "retry" ? "primary" : "plain"}
-                onClick={() => runBulk(b.verb, { ids: [...selected] }, "selected jobs")}
+                onClick={() => runSelected(b.verb)}
               >
                 {b.label} selected
               </ActionButton>
@@ -382,26 +581,89 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
             {bulk.map((b) => (
               <ActionButton
                 key={`all-${b.verb}`}
-                why={
-                  can(b.feature) ??
-                  ((lane?.counts[props.state] ?? 0) === 0 ? `No ${props.state} jobs.` : null)
-                }
+                why={can(b.feature) ?? noneLeft}
                 showWhy={false}
-                kind={b.verb === "retry" ? "plain" : "danger"}
-                onClick={() => runAll(b.verb)}
+                kind={b.verb === "retry" || b.verb === "promote" ? "plain" : "danger"}
+                onClick={() => runAll(b.verb, b.label)}
               >
-                {b.label} all {props.state}…
+                {b.label} all {props.state}
+                {serverFiltered ? " matching" : ""}…
               </ActionButton>
             ))}
           </fieldset>
+          {canPriority || canMove ? (
+            <fieldset class="bulkbar bulkbar-more">
+              <legend class="sr-only">Priority and lane of jobs</legend>
+              {canPriority ? (
+                <span class="cell-row">
+                  <label class="small">
+                    Priority{" "}
+                    <input
+                      type="number"
+                      class="input-number"
+                      min={-1000}
+                      max={1000}
+                      step={1}
+                      value={priority}
+                      disabled={can("priority") !== null}
+                      onInput={(e) => setPriority((e.target as HTMLInputElement).value)}
+                    />
+                  </label>
+                  <ActionButton
+                    why={selectedWhy(can, "priority", selected.size)}
+                    showWhy={false}
+                    onClick={() => runSelected("priority")}
+                  >
+                    Set for selected
+                  </ActionButton>
+                  <ActionButton
+                    why={can("priority") ?? noneLeft}
+                    showWhy={false}
+                    onClick={() => runAll("priority", "Re-prioritise")}
+                  >
+                    Set for all{serverFiltered ? " matching" : ""}…
+                  </ActionButton>
+                </span>
+              ) : null}
+              {canMove ? (
+                <span class="cell-row">
+                  <label class="small">
+                    Move to{" "}
+                    <select
+                      value={toLane}
+                      disabled={can("move") !== null}
+                      onChange={(e) => setToLane((e.target as HTMLSelectElement).value)}
+                    >
+                      {otherLanes.map((l) => (
+                        <option key={l} value={l}>
+                          {l}
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                  <ActionButton
+                    why={selectedWhy(can, "move", selected.size)}
+                    showWhy={false}
+                    onClick={() => runSelected("move")}
+                  >
+                    Move selected
+                  </ActionButton>
+                  <ActionButton
+                    why={can("move") ?? noneLeft}
+                    showWhy={false}
+                    kind="danger"
+                    onClick={() => runAll("move", "Move")}
+                  >
+                    Move all{serverFiltered ? " matching" : ""}…
+                  </ActionButton>
+                </span>
+              ) : null}
+            </fieldset>
+          ) : null}
           <p class="progress-line muted small" aria-live="polite">
             {progress ?? ""}
           </p>
-          {bulk.some((b) => can(b.feature) !== null) ? (
-            <Notice>
-              {[...new Set(bulk.map((b) => can(b.feature)).filter((w) => w !== null))].join(" ")}
-            </Notice>
-          ) : null}
+          {reasons.length > 0 ? <Notice>{[...new Set(reasons)].join(" ")}</Notice> : null}
           <ErrorNotice error={error} what="Listing failed" />
           <div class="table-wrap">
             <table
@@ -424,6 +686,7 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
                   </th>
                   <th scope="col">Job</th>
                   <th scope="col">Task</th>
+                  {showTags ? <th scope="col">Tags</th> : null}
                   <th scope="col" class="n">
                     Attempt
                   </th>
@@ -464,6 +727,16 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
                       </a>
                     </td>
                     <td>{job.task}</td>
+                    {showTags ? (
+                      <td>
+                        <TagList
+                          tags={job.tags ?? []}
+                          href={
+                            search ? (tag) => jobsHref(props.lane, props.state, { tag }) : undefined
+                          }
+                        />
+                      </td>
+                    ) : null}
                     <td class="n">{job.attempt}</td>
                     <td class="n">{job.priority}</td>
                     <td title={fmtTime(timeOf(job, props.state))}>
@@ -497,9 +770,13 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
             </table>
             {page !== null && jobs.length === 0 ? (
               <p class="empty">
-                {filtering
+                {matchesHere(filter, search)
                   ? `No ${props.state} job matches in the ${fmtInt(page.scanned)} read.`
-                  : `No ${props.state} jobs.`}
+                  : filtering
+                    ? `No ${props.state} job matches ${describe(filter, search)}${positions.length > 1 ? " further on" : ""}.`
+                    : positions.length > 1
+                      ? `No more ${props.state} jobs.`
+                      : `No ${props.state} jobs.`}
               </p>
             ) : null}
           </div>
@@ -507,23 +784,24 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
             <button
               type="button"
               class="btn btn-plain"
-              disabled={offsets.length === 1}
-              onClick={() => setOffsets(offsets.slice(0, -1))}
+              disabled={positions.length === 1}
+              onClick={() => setPositions(positions.slice(0, -1))}
             >
               ‹ Previous
             </button>
             <span class="muted small">
               {page === null
                 ? ""
-                : `${jobs.length === 0 ? "" : `Page ${offsets.length}`}${filtering ? ` · read ${fmtInt(page.scanned)} jobs from #${fmtInt(page.offset + 1)}${page.capped ? ` (the most one page reads; more may match further on)` : ""}` : ""}`}
+                : `${jobs.length === 0 ? "" : `Page ${positions.length}`}${search && serverFiltered ? ` · filtered by the ${info.adapter.name} adapter` : ""}${matchesHere(filter, search) ? ` · read ${fmtInt(page.scanned)} jobs for this page${page.capped ? " (the most one page reads; more may match further on)" : ""}` : ""}`}
             </span>
             <button
               type="button"
               class="btn btn-plain"
               disabled={page?.next === null || page === null}
-              onClick={() =>
-                page?.next !== null && page !== null && setOffsets([...offsets, page.next])
-              }
+              onClick={() => {
+                const next = page?.next;
+                if (next) setPositions([...positions, next]);
+              }}
             >
               Next ›
             </button>
@@ -532,4 +810,12 @@ export function JobsView(props: { lane: string; state: JobState; q: string; task
       )}
     </>
   );
+}
+
+/** The server's filters in words: "task send-email, tag vip". */
+function describe(filter: JobsFilter, search: boolean): string {
+  const parts = Object.entries(serverFilter(filter, search)).map(
+    ([key, value]) => `${key === "errorName" ? "error" : key} ${value}`,
+  );
+  return parts.join(", ");
 }

@@ -1,10 +1,11 @@
 import { useState } from "preact/hooks";
 import { useApp, useAsync, useLive } from "./app-context.ts";
+import { shownStates } from "./capabilities.ts";
 import { Histogram } from "./chart.tsx";
 import { fmtInt, fmtMs, fmtNum, todayUtc } from "./format.ts";
 import { CountLink, PauseButton } from "./lanes-view.tsx";
 import { href } from "./router.ts";
-import { JOB_STATES, type Stats, type Summary } from "./types.ts";
+import type { Stats, Summary } from "./types.ts";
 import { ErrorNotice, Notice } from "./ui.tsx";
 
 function shiftDay(day: string, days: number): string {
@@ -175,7 +176,7 @@ export function LaneView(props: { lane: string }) {
               : ` · at most ${lane.config.maxConcurrency} at once`}
           </p>
           <section class="tiles" aria-label={`Jobs in ${lane.name}`}>
-            {JOB_STATES.map((s) => (
+            {shownStates(can).map((s) => (
               <div class={`tile tile-${s}`} key={s}>
                 <span class="tile-label cap">{s}</span>
                 <span class="tile-value">

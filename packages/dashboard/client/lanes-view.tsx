@@ -1,10 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
 import { useApp, useLive, useTick } from "./app-context.ts";
+import { shownStates } from "./capabilities.ts";
 import { RateChart } from "./chart.tsx";
 import { fmtAgo, fmtInt, fmtMs, fmtNum } from "./format.ts";
 import { RATE_TYPES } from "./live.ts";
 import { href, jobsHref } from "./router.ts";
-import { JOB_STATES, type JobState, type Lane } from "./types.ts";
+import type { JobState, Lane } from "./types.ts";
 import { ActionButton, ErrorNotice, Notice } from "./ui.tsx";
 
 /** A count that flashes (without moving anything) when it changes. */
@@ -20,7 +21,7 @@ export function Count(props: { value: number; exact: boolean }) {
 /** A count, linked to its job list where the adapter can list. */
 export function CountLink(props: { lane: Lane; state: JobState; canList: boolean }) {
   const { lane, state } = props;
-  const value = lane.counts[state];
+  const value = lane.counts[state] ?? 0;
   const count = <Count value={value} exact={lane.countsExact} />;
   if (!props.canList) return count;
   return (
@@ -127,7 +128,7 @@ function LiveChart() {
 function LanesTable(props: { lanes: Lane[] }) {
   const { can } = useApp();
   const canList = can("list") === null;
-  const shown: JobState[] = [...JOB_STATES];
+  const shown: JobState[] = shownStates(can);
   return (
     <div class="table-wrap">
       <table class="table lanes-table" aria-label="Lanes">
@@ -162,7 +163,7 @@ function LanesTable(props: { lanes: Lane[] }) {
               </th>
               <td class="n">{lane.config.priority}</td>
               {shown.map((s) => (
-                <td class={`n count-${s}${lane.counts[s] > 0 ? " nonzero" : ""}`} key={s}>
+                <td class={`n count-${s}${(lane.counts[s] ?? 0) > 0 ? " nonzero" : ""}`} key={s}>
                   <CountLink lane={lane} state={s} canList={canList} />
                 </td>
               ))}

@@ -5,12 +5,27 @@ import { JOB_STATES, type JobState } from "./types.ts";
 export type Route =
   | { view: "lanes" }
   | { view: "lane"; lane: string }
-  | { view: "jobs"; lane: string; state: JobState; q: string; task: string }
+  | { view: "jobs"; lane: string; state: JobState; filter: JobsFilter }
   | { view: "job"; lane: string; id: string }
   | { view: "failures" }
   | { view: "workers" }
   | { view: "schedules" }
   | { view: "missing"; hash: string };
+
+/**
+ * A job list's filters: `task`, `tag` and `errorName` go to the API where the adapter can
+ * search (and `task` is matched here where it cannot); `q` is matched here, in the
+ * browser, against id, task, payload and error text.
+ */
+export interface JobsFilter {
+  q: string;
+  task: string;
+  tag: string;
+  errorName: string;
+}
+
+export const NO_FILTER: JobsFilter = { q: "", task: "", tag: "", errorName: "" };
+const FILTER_KEYS = ["q", "task", "tag", "errorName"] as const;
 
 const enc = encodeURIComponent;
 
@@ -22,8 +37,8 @@ export function href(route: Route): string {
       return `#/lanes/${enc(route.lane)}`;
     case "jobs": {
       const query = new URLSearchParams();
-      if (route.q !== "") query.set("q", route.q);
-      if (route.task !== "") query.set("task", route.task);
+      for (const key of FILTER_KEYS)
+        if (route.filter[key] !== "") query.set(key, route.filter[key]);
       const qs = query.toString();
       return `#/lanes/${enc(route.lane)}/jobs/${route.state}${qs === "" ? "" : `?${qs}`}`;
     }
@@ -36,8 +51,8 @@ export function href(route: Route): string {
   }
 }
 
-export const jobsHref = (lane: string, state: JobState, q = "", task = "") =>
-  href({ view: "jobs", lane, state, q, task });
+export const jobsHref = (lane: string, state: JobState, filter: Partial<JobsFilter> = {}) =>
+  href({ view: "jobs", lane, state, filter: { ...NO_FILTER, ...filter } });
 
 export function parse(hash: string): Route {
   const raw = hash.replace(/^#/, "") || "/";
@@ -58,13 +73,9 @@ export function parse(hash: string): Route {
   if (a === "lanes" && b !== undefined && parts.length === 2) return { view: "lane", lane: b };
   if (a === "lanes" && b !== undefined && c === "jobs" && parts.length === 4) {
     if ((JOB_STATES as readonly string[]).includes(d ?? "")) {
-      return {
-        view: "jobs",
-        lane: b,
-        state: d as JobState,
-        q: query.get("q") ?? "",
-        task: query.get("task") ?? "",
-      };
+      const filter = { ...NO_FILTER };
+      for (const key of FILTER_KEYS) filter[key] = query.get(key) ?? "";
+      return { view: "jobs", lane: b, state: d as JobState, filter };
     }
   }
   if (a === "job" && b !== undefined && c !== undefined && parts.length === 3) {

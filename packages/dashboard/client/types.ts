@@ -7,9 +7,11 @@ export const JOB_STATES = [
   "succeeded",
   "failed",
   "canceled",
+  "expired",
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/** Every state's count (`expired` is 0 where the adapter has no expiry). */
 export type Counts = Record<JobState, number>;
 
 export interface Info {
@@ -77,7 +79,14 @@ export interface HistoryEntry {
   detail?: string;
 }
 
-export interface Job {
+export interface LogLine {
+  at: number;
+  attempt: number;
+  message: string;
+}
+
+/** A job as a list with fields=summary gives it: no payload, history, result or logs. */
+export interface JobSummary {
   id: string;
   lane: string;
   task: string;
@@ -86,16 +95,52 @@ export interface Job {
   attempt: number;
   publishedAt: number;
   runAt: number;
+  /** When it entered its state (capability search). */
+  changedAt?: number;
   finishedAt?: number;
+  error?: JobError;
+  /** Capability tags. */
+  tags?: string[];
+  /** When it expires unless started (capability expiry). */
+  expiresAt?: number;
+}
+
+export interface Job extends JobSummary {
   payload: unknown;
   payloadText?: string;
   appData?: unknown;
-  error?: JobError;
   history: HistoryEntry[];
-  /** Fields core does not store yet (see Info.notYetSupported): shown when they come. */
+  /** What the handler returned (capability results). */
   result?: unknown;
+  /** The latest ctx.progress value (capability reports). */
   progress?: unknown;
-  logs?: unknown;
+  /** The last ctx.log lines, oldest first (capability reports). */
+  logs?: LogLine[];
+  logsDropped?: number;
+}
+
+/** Failed jobs of one error name (GET failure-groups). */
+export interface FailureGroup {
+  lane: string;
+  group: string;
+  count: number;
+  sample: { jobId: string; task: string; message: string; stack?: string; failedAt: number };
+}
+
+/** A running worker (GET workers). */
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  lanes: string[];
+  concurrency: number;
+  held: number;
+  running: number;
+  jobs: Array<{ lane: string; jobId: string }>;
+  startedAt: number;
+  version: string;
+  lastHeartbeatAt: number;
+  expiresAt: number;
 }
 
 export interface BulkResult {
@@ -103,6 +148,8 @@ export interface BulkResult {
   changed: number;
   more: boolean;
   outcomes?: Record<string, number>;
+  /** Priority by filter: the cursor to go on from. */
+  next?: string;
 }
 
 /** One event of GET /events. */

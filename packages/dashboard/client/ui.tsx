@@ -156,3 +156,56 @@ export function ConfirmDialog(props: {
     </dialog>
   );
 }
+
+/** Tags as small chips, each a link to the jobs with it where `href` is given. */
+export function TagList(props: { tags: string[]; href?: ((tag: string) => string) | undefined }) {
+  if (props.tags.length === 0) return null;
+  return (
+    <span class="tags">
+      {props.tags.map((tag) =>
+        props.href === undefined ? (
+          <span class="tag" key={tag}>
+            {tag}
+          </span>
+        ) : (
+          <a class="tag" key={tag} href={props.href(tag)} title={`Jobs tagged ${tag}`}>
+            {tag}
+          </a>
+        ),
+      )}
+    </span>
+  );
+}
+
+/**
+ * A progress value as a fraction 0..1 when it reads as one: a number (a percentage,
+ * 0-100) or `{ done, total }`; undefined for anything else (shown as JSON only).
+ */
+export function progressFraction(value: unknown): number | undefined {
+  if (typeof value === "number" && Number.isFinite(value)) {
+    return Math.min(1, Math.max(0, value / 100));
+  }
+  if (typeof value === "object" && value !== null) {
+    const { done, total } = value as { done?: unknown; total?: unknown };
+    if (typeof done === "number" && typeof total === "number" && total > 0) {
+      return Math.min(1, Math.max(0, done / total));
+    }
+  }
+  return undefined;
+}
+
+/** A progress bar with its value in words, for a number or `{ done, total }`. */
+export function ProgressBar(props: { value: unknown }) {
+  const fraction = progressFraction(props.value);
+  if (fraction === undefined) return null;
+  const { done, total } = (props.value ?? {}) as { done?: number; total?: number };
+  const percent = Math.round(fraction * 100);
+  const words =
+    typeof props.value === "number" ? `${percent}%` : `${done} of ${total} (${percent}%)`;
+  return (
+    <div class="progress">
+      <progress max={100} value={fraction * 100} aria-label={`Progress: ${words}`} />
+      <span class="num">{words}</span>
+    </div>
+  );
+}

@@ -37,19 +37,10 @@ export interface ApiContext {
 export type App = OpenAPIHono;
 
 /**
- * What this version does not offer yet: the endpoints of the first five answer 501 (their
- * shape is already fixed); results, logs and progress are not yet fields of a Job.
+ * What no adapter offers in this version: its endpoints answer 501 NOT_IMPLEMENTED (their
+ * shape is already fixed). Everything else depends on the adapter's capabilities only.
  */
-export const NOT_YET_SUPPORTED = [
-  "promote",
-  "changePriority",
-  "failureGroups",
-  "workers",
-  "schedules",
-  "results",
-  "logs",
-  "progress",
-] as const;
+export const NOT_YET_SUPPORTED = ["schedules"] as const;
 
 export interface ContextOptions extends AccessOptions {
   tl: Tasklane;

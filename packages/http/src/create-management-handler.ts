@@ -32,6 +32,7 @@ const API_SEGMENTS = new Set([
   "metrics",
   "lanes",
   "jobs",
+  "failure-groups",
   "tasks",
   "workers",
   "schedules",
@@ -139,7 +140,7 @@ const optionsSchema = z
           .regex(/^(\/[^/?#\s]+)+$/, 'must be a path like "/ui", without a trailing slash')
           .refine(
             (path) => !API_SEGMENTS.has(path.split("/")[1] ?? ""),
-            "must not start with one of the API's own paths (lanes, jobs, tasks, workers, schedules, events, metrics, openapi.json)",
+            "must not start with one of the API's own paths (lanes, jobs, failure-groups, tasks, workers, schedules, events, metrics, openapi.json)",
           ),
         fetch: fn<ManagementUi["fetch"]>("request, where"),
       })

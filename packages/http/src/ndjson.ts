@@ -12,6 +12,8 @@ export interface NdjsonOptions<T> {
   line: (item: T) => string;
   /** The line sent, last, when reading fails after the answer has started. */
   errorLine: (error: unknown) => string;
+  /** A last line once every item is sent (none when it gives undefined, or the reader left). */
+  trailer?: () => string | undefined;
   /** Skip this many items first. */
   offset?: number;
   /** Send at most this many. */
@@ -41,6 +43,7 @@ export async function ndjsonStream<T>(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let text = "";
+      let failed = false;
       try {
         while (left > 0 && text.length < CHUNK_CHARS) {
           const next = first ?? (await iterator.next());
@@ -58,7 +61,12 @@ export async function ndjsonStream<T>(
         }
       } catch (error) {
         text += `${options.errorLine(error)}\n`;
+        failed = true;
         left = 0;
+      }
+      if (left === 0 && !failed) {
+        const last = options.trailer?.();
+        if (last !== undefined) text += `${last}\n`;
       }
       if (text !== "") controller.enqueue(encoder.encode(text));
       if (left === 0) {

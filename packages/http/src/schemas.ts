@@ -8,6 +8,8 @@ import {
   JOB_EVENT_TYPES,
   JOB_STATES,
   MAX_JOB_PRIORITY,
+  MAX_TAG_LENGTH,
+  MAX_TAGS,
   MIN_JOB_PRIORITY,
 } from "@tasklane/core";
 import { z } from "zod";
@@ -50,23 +52,46 @@ export const JobErrorSchema = z
   })
   .meta({ id: "JobError" });
 
+const jobSummaryShape = {
+  id: z.string(),
+  lane: z.string(),
+  task: z.string(),
+  state: JobStateSchema,
+  priority: z.number().int(),
+  attempt: z.number().int().meta({ description: "Deliveries so far" }),
+  publishedAt: epochMs,
+  runAt: epochMs,
+  changedAt: epochMs.optional().meta({
+    description:
+      "When the job entered its state (what since and until compare); adapters with capability search",
+  }),
+  finishedAt: epochMs.optional(),
+  error: JobErrorSchema.optional(),
+  tags: z.array(z.string()).optional().meta({ description: "Capability tags" }),
+  expiresAt: epochMs
+    .optional()
+    .meta({ description: "When the job expires unless it has started (capability expiry)" }),
+};
+
+/** A job without payload, appData, result, progress, logs, history or stack (fields=summary). */
+export const JobSummarySchema = z.object(jobSummaryShape).meta({ id: "JobSummary" });
+
+export const JobLogLineSchema = z
+  .object({
+    at: epochMs,
+    attempt: z.number().int().meta({ description: "The delivery that logged it" }),
+    message: z.string(),
+  })
+  .meta({ id: "JobLogLine" });
+
 export const JobSchema = z
   .object({
-    id: z.string(),
-    lane: z.string(),
-    task: z.string(),
-    state: JobStateSchema,
-    priority: z.number().int(),
-    attempt: z.number().int().meta({ description: "Deliveries so far" }),
-    publishedAt: epochMs,
-    runAt: epochMs,
-    finishedAt: epochMs.optional(),
+    ...jobSummaryShape,
     payload: z.unknown().meta({ description: "The payload, decoded" }),
     payloadText: z.string().optional().meta({
       description: "The stored payload, when it is not valid JSON (payload is then null)",
     }),
     appData: z.unknown().optional(),
-    error: JobErrorSchema.optional(),
     history: z.array(
       z.object({
         at: epochMs,
@@ -74,6 +99,21 @@ export const JobSchema = z
         detail: z.string().optional(),
       }),
     ),
+    result: z.unknown().optional().meta({
+      description:
+        "What the handler returned, decoded (capability results); text that is not JSON comes as a string",
+    }),
+    progress: z.unknown().optional().meta({
+      description: "The latest ctx.progress value, decoded (capability reports)",
+    }),
+    logs: z.array(JobLogLineSchema).optional().meta({
+      description: "The last ctx.log lines, oldest first, across attempts (capability reports)",
+    }),
+    logsDropped: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "Log lines dropped to keep the log bounded" }),
   })
   .meta({ id: "Job" });
 
@@ -85,6 +125,10 @@ export const CountsSchema = z
     succeeded: z.number().int(),
     failed: z.number().int(),
     canceled: z.number().int(),
+    expired: z
+      .number()
+      .int()
+      .meta({ description: "Jobs that expired unstarted (0 where the adapter has no expiry)" }),
   })
   .meta({ id: "LaneCounts" });
 
@@ -160,8 +204,43 @@ export const DayQuery = z.object({
     .meta({ description: "UTC day, YYYY-MM-DD; default today" }),
 });
 
+const queryText = z.string().min(1).max(128);
+const queryEpochMs = z.coerce
+  .number()
+  .refine(Number.isFinite, "must be epoch milliseconds")
+  .meta({ description: "Epoch milliseconds" });
+
+/** The search conditions of a list or a count (every condition given must hold). */
+const filterQueryShape = {
+  task: queryText.optional().meta({ description: "Only jobs of this task (capability search)" }),
+  tag: queryText
+    .optional()
+    .meta({ description: "Only jobs with this tag (capabilities search and tags)" }),
+  errorName: queryText.optional().meta({
+    description: "Only jobs whose last error has this name: a failure group (capability search)",
+  }),
+  since: queryEpochMs.optional().meta({
+    description: "Only jobs that entered their state at or after this time (capability search)",
+  }),
+  until: queryEpochMs.optional().meta({
+    description: "Only jobs that entered their state before this time (capability search)",
+  }),
+};
+
 export const ListQuery = z.object({
-  state: JobStateSchema.meta({ description: "Jobs in this state (the filter adapters offer)" }),
+  state: JobStateSchema.optional().meta({
+    description:
+      "Jobs in this state; without it, every state in turn (waiting, delayed, active, succeeded, failed, canceled, expired), which needs capability search",
+  }),
+  ...filterQueryShape,
+  fields: z.enum(["full", "summary"]).optional().meta({
+    description:
+      "summary: lines without payload, appData, result, progress, logs, history and stack (default full)",
+  }),
+  cursor: z.string().min(1).max(4_096).optional().meta({
+    description:
+      'Go on from where a listing stopped: the `next` of its last line (`{"next": "…"}`); capability search',
+  }),
   limit: z.coerce
     .number()
     .int()
@@ -173,6 +252,19 @@ export const ListQuery = z.object({
   }),
 });
 
+export const CountQuery = z.object({
+  state: JobStateSchema.optional().meta({ description: "Jobs in this state; default every state" }),
+  ...filterQueryShape,
+});
+
+export const CountSchema = z
+  .object({
+    lane: z.string(),
+    count: z.number().int(),
+    exact: z.boolean().meta({ description: "false: the backend counts approximately" }),
+  })
+  .meta({ id: "JobCount" });
+
 export const PausedSchema = z.object({ lane: z.string(), paused: z.boolean() });
 
 export const JobsSchema = z.object({ jobs: z.array(JobSchema) });
@@ -180,7 +272,9 @@ export const JobsSchema = z.object({ jobs: z.array(JobSchema) });
 export const SingleResultSchema = z
   .object({
     id: z.string(),
-    outcome: z.enum(["retried", "canceled", "deleted"]),
+    outcome: z.enum(["retried", "canceled", "deleted", "promoted", "prioritized", "moved"]),
+    priority: z.number().int().optional().meta({ description: "prioritized: the new priority" }),
+    lane: z.string().optional().meta({ description: "moved: the lane the job is in now" }),
   })
   .meta({ id: "JobOutcome" });
 
@@ -193,12 +287,30 @@ const priority = z
 
 export const PriorityBody = z.object({ priority }).strict();
 
+const toLane = z
+  .string()
+  .min(1)
+  .max(64)
+  .meta({ description: "The lane to move the jobs to (as configured)", example: "low" });
+
+export const MoveBody = z.object({ toLane }).strict();
+export const MoveShape = { toLane };
+
+/** A bulk body's `cursor`, for an operation that leaves the jobs it changes in their state. */
+export const BulkCursorField = z.string().min(1).max(4_096).optional().meta({
+  description:
+    "With filter: go on from the `next` of the previous call (this operation leaves jobs in their state, so the filter alone would find them again)",
+});
+
+const bodyText = z.string().min(1).max(128);
+const bodyEpochMs = z.number().refine(Number.isFinite, "must be epoch milliseconds");
+
 /** The body of a bulk operation: `{ ids }` or `{ filter, limit }`, states limited per operation. */
-export function bulkBodySchema(
+export function bulkBodySchema<E extends z.ZodRawShape = Record<never, never>>(
   id: string,
   states: readonly [(typeof JOB_STATES)[number], ...(typeof JOB_STATES)[number][]],
   maxBatch: number,
-  extra: z.ZodRawShape = {},
+  extra: E = {} as E,
 ) {
   return z
     .object({
@@ -209,10 +321,20 @@ export function bulkBodySchema(
         .optional()
         .meta({ description: `Job ids, at most ${maxBatch}` }),
       filter: z
-        .object({ state: z.enum(states) })
+        .object({
+          state: z.enum(states),
+          task: bodyText.optional(),
+          tag: bodyText.optional(),
+          errorName: bodyText.optional(),
+          since: bodyEpochMs.optional(),
+          until: bodyEpochMs.optional(),
+        })
         .strict()
         .optional()
-        .meta({ description: "Jobs matching this filter (every filter the adapter offers)" }),
+        .meta({
+          description:
+            "Jobs matching this filter: a state, and with capability search task, tag, errorName, since, until (a failure group: state failed and its errorName)",
+        }),
       limit: z
         .number()
         .int()
@@ -225,7 +347,8 @@ export function bulkBodySchema(
       ...extra,
     })
     .strict()
-    .superRefine((body, ctx) => {
+    .superRefine((input, ctx) => {
+      const body = input as { ids?: unknown; filter?: unknown; limit?: unknown; cursor?: unknown };
       if ((body.ids === undefined) === (body.filter === undefined)) {
         ctx.addIssue({
           code: "custom",
@@ -234,6 +357,8 @@ export function bulkBodySchema(
         });
       } else if (body.ids !== undefined && body.limit !== undefined) {
         ctx.addIssue({ code: "custom", path: ["limit"], message: "limit goes with filter only" });
+      } else if (body.ids !== undefined && body.cursor !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["cursor"], message: "cursor goes with filter only" });
       }
     })
     .meta({ id });
@@ -250,10 +375,14 @@ export const BulkResultSchema = z
       description:
         "More jobs match the filter: call again (changed jobs leave the filter, so the next call goes on)",
     }),
-    outcomes: z
-      .record(z.string(), z.number().int())
-      .optional()
-      .meta({ description: "Cancel: how many ids were canceled, not_found, finished" }),
+    outcomes: z.record(z.string(), z.number().int()).optional().meta({
+      description:
+        "Per outcome, how many ids had it: cancel (canceled, not_found, finished), promote and priority (ok, not_found, wrong_state), move (moved, not_found, finished, duplicate)",
+    }),
+    next: z.string().optional().meta({
+      description:
+        "Priority by filter: pass it back as cursor to go on (jobs keep their state, so the filter alone would find them again)",
+    }),
   })
   .meta({ id: "BulkResult" });
 
@@ -274,8 +403,27 @@ export const EnqueueBody = z
     runAt: epochMs.optional(),
     appData: z.unknown().optional().meta({ description: "Kale's app_data, ctx.appData" }),
     groupId: z.string().min(1).max(128).optional().meta({ description: "SQS FIFO message group" }),
+    tags: z
+      .array(z.string().min(1).max(MAX_TAG_LENGTH))
+      .max(MAX_TAGS)
+      .refine((tags) => new Set(tags).size === tags.length, "must not repeat a tag")
+      .optional()
+      .meta({
+        description: `Labels to find the job by, at most ${MAX_TAGS} distinct strings of 1-${MAX_TAG_LENGTH} characters (capability tags)`,
+      }),
+    expiresInMs: z.number().positive().optional().meta({
+      description:
+        "The job expires if it has not started this many ms from now (capability expiry); or expiresAt",
+    }),
+    expiresAt: epochMs.optional().meta({
+      description: "The job expires if it has not started by then (capability expiry)",
+    }),
   })
   .strict()
+  .refine((body) => body.expiresInMs === undefined || body.expiresAt === undefined, {
+    path: ["expiresInMs"],
+    message: "give expiresInMs or expiresAt, not both",
+  })
   .meta({ id: "EnqueueRequest" });
 
 export const EnqueueHeaders = z.object({
@@ -329,7 +477,7 @@ export const InfoSchema = z
     tasks: z.array(z.string()),
     notYetSupported: z.array(z.string()).meta({
       description:
-        "Not offered yet: promote, changePriority, failureGroups, workers and schedules answer 501; results, logs and progress are not Job fields yet",
+        "What no adapter offers in this version (its endpoints answer 501 NOT_IMPLEMENTED): schedules",
     }),
   })
   .meta({ id: "Info" });
@@ -350,3 +498,79 @@ export const EventsQuery = z.object({
       "backend: every process's lifecycle events (tl.subscribe); process: this process's events (tl.events); default backend where the adapter carries lifecycle events, else process",
   }),
 });
+
+export const FailureGroupSchema = z
+  .object({
+    lane: z.string(),
+    group: z.string().meta({ description: "The error name the group's jobs share" }),
+    count: z.number().int().meta({ description: "Failed jobs in the group now" }),
+    sample: z
+      .object({
+        jobId: z.string(),
+        task: z.string(),
+        message: z.string(),
+        stack: z.string().optional(),
+        failedAt: epochMs,
+      })
+      .meta({ description: "The group's most recent failure" }),
+  })
+  .meta({ id: "FailureGroup" });
+
+export const FailureGroupsSchema = z.object({ groups: z.array(FailureGroupSchema) });
+
+export const WorkerSchema = z
+  .object({
+    id: z.string(),
+    host: z.string(),
+    pid: z.number().int(),
+    lanes: z.array(z.string()).meta({ description: "The lanes it serves (as configured)" }),
+    concurrency: z.number().int(),
+    held: z
+      .number()
+      .int()
+      .meta({ description: "Jobs whose lease it holds (running and prefetched)" }),
+    running: z.number().int().meta({ description: "Jobs whose handler runs now" }),
+    jobs: z
+      .array(z.object({ lane: z.string(), jobId: z.string() }))
+      .meta({ description: "Up to 100 of the jobs it holds" }),
+    startedAt: epochMs,
+    version: z.string().meta({ description: "The tasklane version it runs" }),
+    lastHeartbeatAt: epochMs.meta({ description: "Its last registration (the backend's clock)" }),
+    expiresAt: epochMs.meta({
+      description: "When its entry lapses unless renewed: three heartbeat periods after the last",
+    }),
+  })
+  .meta({ id: "Worker" });
+
+export const WorkersSchema = z.object({ workers: z.array(WorkerSchema) });
+
+/** Longest a result request waits for its job, ms. */
+export const MAX_RESULT_WAIT_MS = 60_000;
+
+export const ResultQuery = z.object({
+  waitMs: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_RESULT_WAIT_MS)
+    .optional()
+    .meta({
+      description: `Wait up to this long for the job to finish (capability waitFor), at most ${MAX_RESULT_WAIT_MS}; default 0: answer at once`,
+    }),
+});
+
+export const JobResultSchema = z
+  .object({
+    id: z.string(),
+    lane: z.string(),
+    state: JobStateSchema,
+    done: z.boolean().meta({
+      description: "The job has finished: succeeded, failed, canceled or expired",
+    }),
+    result: z.unknown().optional().meta({
+      description: "succeeded: what the handler returned, decoded (capability results)",
+    }),
+    error: JobErrorSchema.optional().meta({ description: "failed: its last error" }),
+    finishedAt: epochMs.optional(),
+  })
+  .meta({ id: "JobResult" });

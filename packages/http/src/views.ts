@@ -5,53 +5,95 @@ import {
   type DayStats,
   HISTOGRAM_BOUNDS_MS,
   type JobInfo,
+  type JobSummary,
+  type LaneCounts,
   type LaneHandle,
   percentile,
   type Summary,
 } from "@tasklane/core";
 import { decodeJson, stddev } from "@tasklane/core/adapter";
 import type { z } from "zod";
-import type { JobSchema, StatsSchema, SummarySchema, TaskSchema } from "./schemas.ts";
+import type {
+  CountsSchema,
+  JobSchema,
+  JobSummarySchema,
+  StatsSchema,
+  SummarySchema,
+  TaskSchema,
+} from "./schemas.ts";
 
 export type JobView = z.infer<typeof JobSchema>;
+export type JobSummaryView = z.infer<typeof JobSummarySchema>;
 
-/** A job with its payload and appData decoded (a payload that is not JSON is shown as text). */
-export function jobView(info: JobInfo): JobView {
-  const view: JobView = {
+/** JSON text as a value; text that is not JSON (a foreign writer's) stays text. */
+function decoded(text: string): unknown {
+  try {
+    return decodeJson(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A job without its bulky parts, in the order the API lists fields. The error keeps its
+ * name, message and reason; `lane` is the config name (the adapter's is namespaced).
+ */
+export function summaryView(info: JobSummary, lane: string): JobSummaryView {
+  const view: JobSummaryView = {
     id: info.id,
-    lane: info.lane,
+    lane,
     task: info.task,
     state: info.state,
     priority: info.priority,
     attempt: info.attempt,
     publishedAt: info.publishedAt,
     runAt: info.runAt,
-    payload: null,
-    history: info.history,
   };
+  if (info.changedAt !== undefined) view.changedAt = info.changedAt;
   if (info.finishedAt !== undefined) view.finishedAt = info.finishedAt;
+  if (info.error !== undefined) {
+    const { name, message, reason } = info.error;
+    view.error = { name, message, reason };
+  }
+  if (info.tags !== undefined) view.tags = info.tags;
+  if (info.expiresAt !== undefined) view.expiresAt = info.expiresAt;
+  return view;
+}
+
+/**
+ * A job with its payload, appData, result and progress decoded (a payload that is not JSON
+ * is shown as text), and its history, logs and error with stack.
+ */
+export function jobView(info: JobInfo, lane: string): JobView {
+  const view: JobView = { ...summaryView(info, lane), payload: null, history: info.history };
+  if (info.error !== undefined) view.error = info.error;
   try {
     view.payload = decodeJson(info.payload);
   } catch {
     view.payloadText = info.payload;
   }
-  if (info.appData !== undefined) {
-    try {
-      view.appData = decodeJson(info.appData);
-    } catch {
-      view.appData = info.appData;
-    }
-  }
-  if (info.error !== undefined) view.error = info.error;
+  if (info.appData !== undefined) view.appData = decoded(info.appData);
+  if (info.result !== undefined) view.result = decoded(info.result);
+  if (info.progress !== undefined) view.progress = decoded(info.progress);
+  if (info.logs !== undefined) view.logs = info.logs;
+  if (info.logsDropped !== undefined) view.logsDropped = info.logsDropped;
   return view;
 }
 
-/** The lane name `info.lane` carries is the backend's (namespaced); answers use the config name. */
-export function withLane(info: JobInfo, lane: string): JobInfo {
-  return info.lane === lane ? info : { ...info, lane };
+/** Counts with every state: `expired` is 0 where the adapter has no expiry (nothing expires). */
+export function countsView(counts: LaneCounts): z.infer<typeof CountsSchema> {
+  return {
+    waiting: counts.waiting,
+    delayed: counts.delayed,
+    active: counts.active,
+    succeeded: counts.succeeded,
+    failed: counts.failed,
+    canceled: counts.canceled,
+    expired: counts.expired ?? 0,
+  };
 }
 
-function summaryView(summary: Summary): z.infer<typeof SummarySchema> {
+function durationView(summary: Summary): z.infer<typeof SummarySchema> {
   const p = (q: number) => (summary.count === 0 ? null : percentile(summary, q));
   const histogram: z.infer<typeof SummarySchema>["histogram"] = [];
   HISTOGRAM_BOUNDS_MS.forEach((upper, i) => {
@@ -89,8 +131,8 @@ export function statsView(
   const finished = stats?.run.count ?? 0;
   return {
     day,
-    wait: summaryView(stats?.wait ?? empty),
-    run: summaryView(stats?.run ?? empty),
+    wait: durationView(stats?.wait ?? empty),
+    run: durationView(stats?.run ?? empty),
     failures: stats?.failures ?? 0,
     retries: stats?.retries ?? 0,
     throughput: {

@@ -46,6 +46,7 @@ describe("lanes", () => {
       succeeded: 0,
       failed: 0,
       canceled: 0,
+      expired: 0,
     });
     expect(def.config).toMatchObject({ priority: 40, batchSize: 10, leaseMs: 60_000 });
     expect(def.countsExact).toBe(true);
@@ -142,17 +143,31 @@ describe("jobs", () => {
       payload: { to: "u3@example.com", subject: "#3" },
     });
     const page = await ndjson(`${srv.url}/lanes/default/jobs?state=waiting&offset=10&limit=5`);
+    // Stopped by limit before the end: the last line says where to go on from.
+    const trailer = page.pop() as { next: string };
+    expect(Object.keys(trailer)).toEqual(["next"]);
     expect(page.map((j) => j.id)).toEqual(published.slice(10, 15).map((r) => r.id));
+    const rest = await ndjson(
+      `${srv.url}/lanes/default/jobs?state=waiting&cursor=${encodeURIComponent(trailer.next)}`,
+    );
+    expect(rest.map((j) => j.id)).toEqual(published.slice(15).map((r) => r.id));
     const delayed = await ndjson(`${srv.url}/lanes/default/jobs?state=delayed`);
     expect(delayed.map((j) => (j.payload as { subject: string }).subject)).toEqual(["later"]);
     await response.body?.cancel();
   });
 
-  it("refuses a list without a state, or with an unknown one, naming the field", async () => {
-    for (const query of ["", "?state=sleeping", "?state=waiting&limit=0"]) {
+  it("refuses a bad list query with 400 naming the field", async () => {
+    for (const [query, field] of [
+      ["?state=sleeping", "state"],
+      ["?state=waiting&limit=0", "limit"],
+      ["?since=yesterday", "since"],
+      ["?fields=all", "fields"],
+      ["?task=", "task"],
+      ["?cursor=not-a-cursor", "cursor"],
+    ]) {
       const { status, body } = await call(`${srv.url}/lanes/default/jobs${query}`);
-      expect(status).toBe(400);
-      expect(body.field).toBe(query.includes("limit") ? "limit" : "state");
+      expect(status, query).toBe(400);
+      expect(body, query).toMatchObject({ code: "BAD_REQUEST", field });
     }
   });
 
@@ -268,7 +283,8 @@ describe("jobs", () => {
       [{ ids: [7] }, "ids[0]"],
       [{ ids: ["a"], limit: 3 }, "limit"],
       [{ ids: ["a"], colour: "red" }, "colour"],
-      [{ filter: { state: "failed", task: "x" } }, "filter.task"],
+      [{ filter: { state: "failed", colour: "x" } }, "filter.colour"],
+      [{ filter: { state: "failed", since: "today" } }, "filter.since"],
     ];
     for (const [body, field] of cases) {
       const answer = await call(url, { method: "POST", body });
@@ -291,30 +307,13 @@ describe("jobs", () => {
     expect((await tl.lane("default").counts()).failed).toBe(2);
   });
 
-  it("answers 501 naming the capability for what no adapter offers yet, after checking the input", async () => {
-    const [id] = await tl.publishMany(sendEmail, [
-      { payload: { to: "a@example.com", subject: "s" } },
-    ]);
-    const cases: Array<[string, string, unknown, string]> = [
-      ["POST", `/lanes/default/jobs/${id?.id}/promote`, undefined, "promote"],
-      ["POST", `/lanes/default/jobs/${id?.id}/priority`, { priority: 5 }, "changePriority"],
-      ["POST", "/lanes/default/jobs/promote", { filter: { state: "delayed" } }, "promote"],
-      ["POST", "/lanes/default/jobs/priority", { ids: ["a"], priority: 1 }, "changePriority"],
-      ["GET", "/lanes/default/failure-groups", undefined, "failureGroups"],
-      ["GET", "/workers", undefined, "workers"],
-      ["GET", "/schedules", undefined, "schedules"],
-    ];
-    for (const [method, path, body, capability] of cases) {
-      const answer = await call(`${srv.url}${path}`, { method, body });
-      expect(answer.status, path).toBe(501);
-      expect(answer.body, path).toMatchObject({ code: "NOT_IMPLEMENTED", capability });
-      expect(answer.body.message).toContain("not supported by the memory adapter or this version");
-    }
-    const badPriority = await call(`${srv.url}/lanes/default/jobs/x/priority`, {
-      method: "POST",
-      body: { priority: 5_000 },
+  it("answers 501 NOT_IMPLEMENTED for schedules, which no adapter offers in this version", async () => {
+    const answer = await call(`${srv.url}/schedules`);
+    expect(answer).toMatchObject({
+      status: 501,
+      body: { code: "NOT_IMPLEMENTED", capability: "schedules" },
     });
-    expect(badPriority).toMatchObject({ status: 400, body: { field: "priority" } });
+    expect(answer.body.message).toContain("not supported by the memory adapter or this version");
   });
 });
 
@@ -437,12 +436,22 @@ describe("tasks, info and the OpenAPI document", () => {
     expect(body).toMatchObject({
       adapter: {
         name: "memory",
-        capabilities: { list: true, cancelActive: true, maxBatch: expect.any(Number) },
+        capabilities: {
+          list: true,
+          cancelActive: true,
+          maxBatch: expect.any(Number),
+          results: true,
+          search: true,
+          failureGroups: true,
+          workers: true,
+          move: true,
+          expiry: true,
+        },
       },
       lanes: ["high", "default", "low"],
       tasks: ["send-email", "always-fails", "report"],
     });
-    expect(body.notYetSupported).toContain("promote");
+    expect(body.notYetSupported).toEqual(["schedules"]);
   });
 
   it("serves an OpenAPI 3.1 document of every route, with the tasks' payload schemas", async () => {
@@ -469,12 +478,17 @@ describe("tasks, info and the OpenAPI document", () => {
       "deleteJob",
       "promoteJob",
       "changeJobPriority",
+      "moveJob",
+      "getJobResult",
+      "countJobs",
       "retryJobs",
       "cancelJobs",
       "deleteJobs",
       "promoteJobs",
       "changeJobsPriority",
+      "moveJobs",
       "listFailureGroups",
+      "listLaneFailureGroups",
       "listTasks",
       "enqueueJob",
       "listWorkers",
@@ -502,8 +516,20 @@ describe("tasks, info and the OpenAPI document", () => {
     const list = paths["/lanes/{lane}/jobs"]?.get as { parameters: Array<Record<string, unknown>> };
     expect(list.parameters.find((p) => p.name === "state")).toMatchObject({
       in: "query",
-      required: true,
+      required: false,
     });
+    for (const name of ["task", "tag", "errorName", "since", "until", "fields", "cursor"]) {
+      expect(
+        list.parameters.find((p) => p.name === name),
+        name,
+      ).toMatchObject({ in: "query" });
+    }
+    expect((schemas.LaneCounts as { required: string[] }).required).toContain("expired");
+    expect(JSON.stringify(schemas.JobState)).toContain('"expired"');
+    const job = schemas.Job as { properties: Record<string, unknown> };
+    for (const field of ["result", "progress", "logs", "tags", "expiresAt", "changedAt"]) {
+      expect(job.properties, field).toHaveProperty(field);
+    }
   });
 
   it("answers unknown routes and paths outside basePath with a JSON 404", async () => {

@@ -5,7 +5,7 @@
  * as given (any JSON), with a warning.
  */
 import { text } from "node:stream/consumers";
-import { type AnyTask, defineTask, type PublishOptions } from "@tasklane/core";
+import { type AnyTask, defineTask, type PublishOptions, UnsupportedError } from "@tasklane/core";
 import type { CommandContext } from "../context.ts";
 import { UsageError } from "../errors.ts";
 
@@ -19,6 +19,12 @@ export interface EnqueueOptions {
   priority?: number;
   appData?: unknown;
   groupId?: string;
+  /** Tags to find the job by (capability tags). */
+  tag?: string[];
+  /** ms: the job expires if it has not started by then (capability expiry). */
+  expiresIn?: number;
+  /** epoch ms */
+  expiresAt?: number;
 }
 
 /** Accepts any JSON value: the stand-in schema of a task the CLI has no definition of. */
@@ -61,6 +67,9 @@ export async function enqueue(
   if (options.delay !== undefined && options.runAt !== undefined) {
     throw new UsageError("--delay", "give --delay or --run-at, not both");
   }
+  if (options.expiresIn !== undefined && options.expiresAt !== undefined) {
+    throw new UsageError("--expires-in", "give --expires-in or --expires-at, not both");
+  }
   if (options.jobId !== undefined && (options.jobId.length === 0 || options.jobId.length > 128)) {
     throw new UsageError("--job-id", "must be 1 to 128 characters");
   }
@@ -98,6 +107,15 @@ export async function enqueue(
     );
   }
   const session = await ctx.connect(setup.tasks.includes(task) ? [] : [task]);
+  // Named by capability here: core's refusal names the publish option instead.
+  const adapter = session.tl.adapter;
+  if (options.tag !== undefined && !adapter.capabilities.tags) {
+    throw new UnsupportedError(adapter.name, "tags (capability tags)", "--tag needs it");
+  }
+  if ((options.expiresIn ?? options.expiresAt) !== undefined && !adapter.capabilities.expiry) {
+    const flag = options.expiresIn !== undefined ? "--expires-in" : "--expires-at";
+    throw new UnsupportedError(adapter.name, "job expiry (capability expiry)", `${flag} needs it`);
+  }
   const publishOptions: PublishOptions = {};
   if (options.jobId !== undefined) publishOptions.jobId = options.jobId;
   if (options.delay !== undefined) publishOptions.delayMs = options.delay;
@@ -105,6 +123,9 @@ export async function enqueue(
   if (options.priority !== undefined) publishOptions.priority = options.priority;
   if (options.appData !== undefined) publishOptions.appData = options.appData;
   if (options.groupId !== undefined) publishOptions.groupId = options.groupId;
+  if (options.tag !== undefined) publishOptions.tags = options.tag;
+  if (options.expiresIn !== undefined) publishOptions.expiresInMs = options.expiresIn;
+  if (options.expiresAt !== undefined) publishOptions.expiresAt = options.expiresAt;
   const result = await session.tl.publish(task, payload, publishOptions);
   const record = { id: result.id, status: result.status, lane: task.lane, task: task.name };
   if (ctx.json) await ctx.out.json(record);

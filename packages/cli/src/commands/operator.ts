@@ -1,94 +1,114 @@
 /**
- * `tasklane failures|workers|schedules`: the operator data model (failure groups by error
- * name, a worker registry, recurring schedules) is being added to core and the adapters.
- * Until the installed @tasklane/core has a feature's method, its command says so and exits
- * with the unsupported code (3). Each command looks the method up on the client (or the
- * lane handle) by the name below and prints whatever records it returns, so it works once
- * the method exists: if core settles on another name, change it here.
+ * `tasklane failures|workers|schedules`: failure groups (failed jobs by error name) and
+ * the worker registry, from the operator data model; each needs a capability of the
+ * adapter and exits 3 naming it where the backend lacks it. Recurring schedules are not
+ * in core yet: that command says so and exits 3 too.
  */
+import { type Capabilities, type FailureGroup, UnsupportedError } from "@tasklane/core";
 import type { CommandContext } from "../context.ts";
 import { NotAvailableError } from "../errors.ts";
-import { formatTime, renderTable } from "../output.ts";
+import { formatDuration, formatTime, oneLine, renderTable } from "../output.ts";
+import type { Session } from "../session.ts";
 
-type Records = Iterable<unknown> | AsyncIterable<unknown>;
-type Lister = (this: unknown) => Records | Promise<Records>;
-
-interface OperatorFeature {
-  /** Plural, for messages: "failure groups are not supported …". */
-  feature: string;
-  /** The method's name. */
-  method: string;
-  /** Where it lives: on each lane's handle (`tl.lane(name)`), or on the client. */
-  on: "lane" | "client";
-}
-
-export const OPERATOR_FEATURES = {
-  failures: { feature: "failure groups", method: "failureGroups", on: "lane" },
-  workers: { feature: "workers", method: "workers", on: "client" },
-  schedules: { feature: "schedules", method: "schedules", on: "client" },
-} as const satisfies Record<string, OperatorFeature>;
-
-function lister(owner: object, spec: OperatorFeature): Lister {
-  const method = (owner as Record<string, unknown>)[spec.method];
-  if (typeof method !== "function") {
-    throw new NotAvailableError(
-      spec.feature,
-      `${spec.on === "lane" ? "tl.lane(name)." : "tl."}${spec.method}`,
-    );
-  }
-  return method as Lister;
-}
-
-async function* records(owner: object, method: Lister): AsyncGenerator<Record<string, unknown>> {
-  for await (const record of await method.call(owner)) {
-    yield typeof record === "object" && record !== null
-      ? (record as Record<string, unknown>)
-      : { value: record };
+/** Exit 3 naming the capability, before anything is read. */
+function requireCapability(
+  session: Session,
+  capability: keyof Capabilities,
+  what: string,
+  detail?: string,
+): void {
+  const adapter = session.tl.adapter;
+  if (adapter.capabilities[capability] !== true) {
+    throw new UnsupportedError(adapter.name, `${what} (capability ${capability})`, detail);
   }
 }
 
-/** A cell: times (`…At` fields) as ISO, objects as JSON. */
-function cell(key: string, value: unknown): string {
-  if (value === undefined || value === null) return "-";
-  if (typeof value === "number" && key.endsWith("At")) return formatTime(value);
-  if (typeof value === "object") return JSON.stringify(value);
-  return String(value);
-}
-
-export async function listOperatorRecords(
-  ctx: CommandContext,
-  name: keyof typeof OPERATOR_FEATURES,
-  options: { lane?: string[] },
-): Promise<void> {
-  const spec: OperatorFeature = OPERATOR_FEATURES[name];
+/** `tasklane failures`: the failure groups of the chosen lanes, largest first. */
+export async function failures(ctx: CommandContext, options: { lane?: string[] }): Promise<void> {
   const session = await ctx.connect();
-  const sources =
-    spec.on === "lane"
-      ? session.lanes(options.lane).map((h) => ({ owner: h as object, lane: h.name }))
-      : [{ owner: session.tl as object, lane: undefined }];
-  // Every source is checked before anything prints: all or nothing.
-  const methods = sources.map((s) => lister(s.owner, spec));
-  const rows: Array<Record<string, unknown>> = [];
-  for (const [i, source] of sources.entries()) {
-    for await (const record of records(source.owner, methods[i] as Lister)) {
-      const row = source.lane === undefined ? record : { lane: source.lane, ...record };
-      if (ctx.json) await ctx.out.json(row);
-      else rows.push(row);
-    }
-  }
-  if (ctx.json) return;
-  if (rows.length === 0) {
-    ctx.note(`no ${spec.feature}`);
+  const handles = session.lanes(options.lane);
+  requireCapability(session, "failureGroups", "failure groups");
+  const groups: FailureGroup[] = (await Promise.all(handles.map((h) => h.failures())))
+    .flat()
+    .sort((a, b) => b.count - a.count || (a.group < b.group ? -1 : 1));
+  if (ctx.json) {
+    for (const group of groups) await ctx.out.json(group);
     return;
   }
-  const keys = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  if (groups.length === 0) {
+    ctx.note("no failed jobs");
+    return;
+  }
   await ctx.out.line(
     renderTable(
-      keys,
-      rows.map((row) => keys.map((key) => cell(key, row[key]))),
-      keys.map((key) =>
-        typeof rows[0]?.[key] === "number" && !key.endsWith("At") ? "right" : "left",
-      ),
+      ["lane", "group", "jobs", "last failed", "task", "latest message"],
+      groups.map((g) => [
+        g.lane,
+        g.group,
+        g.count,
+        formatTime(g.sample.failedAt),
+        g.sample.task,
+        oneLine(g.sample.message, 80),
+      ]),
+      ["left", "left", "right", "left", "left", "left"],
     ),
   );
+  const first = groups[0] as FailureGroup;
+  ctx.note(
+    `retry a group: tasklane jobs retry --all --lane ${first.lane} --error-name ${first.group}` +
+      ` (jobs list --state failed --error-name … shows its jobs)`,
+  );
+}
+
+/** `tasklane workers`: the running workers serving the client's lanes, from any process. */
+export async function workers(ctx: CommandContext): Promise<void> {
+  const session = await ctx.connect();
+  requireCapability(session, "workers", "the worker registry");
+  const list = await session.tl.workers();
+  if (ctx.json) {
+    for (const worker of list) await ctx.out.json(worker);
+    return;
+  }
+  if (list.length === 0) {
+    ctx.note("no running workers");
+    return;
+  }
+  // The registry's times are the backend's clock; "ago" is against this machine's.
+  const now = Date.now();
+  await ctx.out.line(
+    renderTable(
+      [
+        "worker",
+        "host",
+        "pid",
+        "lanes",
+        "concurrency",
+        "held",
+        "running",
+        "started",
+        "heartbeat",
+        "lapses",
+      ],
+      list.map((w) => [
+        w.id,
+        w.host,
+        w.pid,
+        w.lanes.join(","),
+        w.concurrency,
+        w.held,
+        w.running,
+        formatTime(w.startedAt),
+        `${formatDuration(Math.max(0, now - w.lastHeartbeatAt))} ago`,
+        w.expiresAt > now ? `in ${formatDuration(w.expiresAt - now)}` : "lapsed",
+      ]),
+      ["left", "left", "right", "left", "right", "right", "right", "left", "right", "right"],
+    ),
+  );
+}
+
+/** `tasklane schedules`: core has no recurring schedules yet (exit 3). */
+export async function schedules(ctx: CommandContext): Promise<void> {
+  // Connected first, like every command: a bad configuration is still exit 2.
+  await ctx.connect();
+  throw new NotAvailableError("schedules", "tl.schedules");
 }

@@ -184,7 +184,7 @@ export async function status(ctx: CommandContext, options: StatusOptions): Promi
     for (const lane of lanes) await ctx.out.json(lane);
     return;
   }
-  await ctx.out.line(statusTable(lanes));
+  await ctx.out.line(statusTable(lanes, caps.expiry === true));
   await ctx.out.line("");
   for (const line of statusNotes(lanes, session.tl.adapter.name, caps.stats)) {
     await ctx.out.line(line);
@@ -197,7 +197,8 @@ function emptySummary(): Summary {
 
 const dash = (n: number | null | undefined) => (n == null ? "-" : formatDuration(n));
 
-function statusTable(lanes: readonly LaneStatus[]): string {
+/** The table; an `expired` column where the adapter has expiry (elsewhere nothing expires). */
+function statusTable(lanes: readonly LaneStatus[], expiry: boolean): string {
   const approx = (n: number, lane: LaneStatus) => (lane.approximate ? `~${n}` : String(n));
   return renderTable(
     [
@@ -208,6 +209,7 @@ function statusTable(lanes: readonly LaneStatus[]): string {
       "failed",
       "succeeded",
       "canceled",
+      ...(expiry ? ["expired"] : []),
       "finished/s",
       "failed/s",
       "wait p50",
@@ -223,6 +225,7 @@ function statusTable(lanes: readonly LaneStatus[]): string {
       approx(lane.counts.failed, lane),
       lane.approximate && lane.counts.succeeded === 0 ? "-" : String(lane.counts.succeeded),
       lane.approximate && lane.counts.canceled === 0 ? "-" : String(lane.counts.canceled),
+      ...(expiry ? [approx(lane.counts.expired ?? 0, lane)] : []),
       formatRate(lane.rates?.finishedPerSec),
       formatRate(lane.rates?.failedPerSec),
       dash(lane.wait?.p50Ms),
@@ -230,7 +233,7 @@ function statusTable(lanes: readonly LaneStatus[]): string {
       dash(lane.run?.p50Ms),
       dash(lane.run?.p99Ms),
     ]),
-    ["left", ...Array<"right">(12).fill("right")],
+    ["left", ...Array<"right">(expiry ? 13 : 12).fill("right")],
   );
 }
 

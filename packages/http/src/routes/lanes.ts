@@ -3,14 +3,18 @@ import type { LaneHandle } from "@tasklane/core";
 import type { z } from "zod";
 import { type ApiContext, type App, guarded } from "../api-context.ts";
 import {
+  CountQuery,
+  CountSchema,
   DayQuery,
+  FailureGroupsSchema,
   LaneParams,
   LaneSchema,
   LanesSchema,
   PausedSchema,
   StatsSchema,
 } from "../schemas.ts";
-import { laneConfigView, statsView } from "../views.ts";
+import { countsView, laneConfigView, statsView } from "../views.ts";
+import { searchFilter } from "./filters.ts";
 import { errorResponses, json } from "./responses.ts";
 
 export function registerLaneRoutes(app: App, ctx: ApiContext): void {
@@ -28,7 +32,7 @@ export function registerLaneRoutes(app: App, ctx: ApiContext): void {
     return {
       name: lane.name,
       config: laneConfigView(lane),
-      counts,
+      counts: countsView(counts),
       countsExact: caps.exactCounts,
       paused,
       stats: caps.stats ? statsView(stats, day, tl.clock.now()) : null,
@@ -129,16 +133,69 @@ export function registerLaneRoutes(app: App, ctx: ApiContext): void {
       "read",
       createRoute({
         method: "get",
-        path: "/lanes/{lane}/failure-groups",
-        operationId: "listFailureGroups",
-        summary: "Failed jobs grouped by error (501 until the adapter can group them)",
-        request: { params: LaneParams },
-        responses: errorResponses(404, 501),
+        path: "/lanes/{lane}/count",
+        operationId: "countJobs",
+        summary: "How many of a lane's jobs match a filter",
+        description:
+          "With only a state (or nothing) it is the lane's counts; any other condition needs capability search (tag: also tags). Exact where the backend counts exactly.",
+        request: { params: LaneParams, query: CountQuery },
+        responses: {
+          200: json(CountSchema, "The count"),
+          ...errorResponses(400, 404, 501, 503),
+        },
       }),
     ),
     async (c) => {
-      ctx.lane(c.req.valid("param").lane);
-      return ctx.notYet("failureGroups", "Grouping failed jobs by error");
+      const lane = ctx.lane(c.req.valid("param").lane);
+      const filter = searchFilter(ctx, c.req.valid("query"));
+      const count = await lane.count(filter);
+      return c.json({ lane: lane.name, count, exact: caps.exactCounts }, 200);
+    },
+  );
+
+  app.openapi(
+    guarded(
+      ctx,
+      "read",
+      createRoute({
+        method: "get",
+        path: "/lanes/{lane}/failure-groups",
+        operationId: "listLaneFailureGroups",
+        summary: "A lane's failed jobs grouped by error name, largest group first",
+        description:
+          'Needs capability failureGroups. Retry or delete a group with POST /lanes/{lane}/jobs/retry (or /delete) and `{"filter": {"state": "failed", "errorName": group}}`.',
+        request: { params: LaneParams },
+        responses: {
+          200: json(FailureGroupsSchema, "The groups"),
+          ...errorResponses(404, 501, 503),
+        },
+      }),
+    ),
+    async (c) => {
+      const lane = ctx.lane(c.req.valid("param").lane);
+      ctx.require("failureGroups", "grouping failed jobs by error");
+      return c.json({ groups: await lane.failures() }, 200);
+    },
+  );
+
+  app.openapi(
+    guarded(
+      ctx,
+      "read",
+      createRoute({
+        method: "get",
+        path: "/failure-groups",
+        operationId: "listFailureGroups",
+        summary: "Failed jobs of every lane grouped by lane and error name, largest group first",
+        responses: {
+          200: json(FailureGroupsSchema, "The groups"),
+          ...errorResponses(501, 503),
+        },
+      }),
+    ),
+    async (c) => {
+      ctx.require("failureGroups", "grouping failed jobs by error");
+      return c.json({ groups: await tl.failures() }, 200);
     },
   );
 }

@@ -3,7 +3,7 @@ import { type Capabilities, LIFECYCLE_EVENT_TYPES, OPERATOR_CAPABILITIES } from 
 import { type ApiContext, type App, guarded, NOT_YET_SUPPORTED } from "../api-context.ts";
 import { HttpError } from "../errors.ts";
 import { type EventSource, openEventStream } from "../event-stream.ts";
-import { EventsQuery, InfoSchema } from "../schemas.ts";
+import { EventsQuery, InfoSchema, WorkersSchema } from "../schemas.ts";
 import { errorResponses, json } from "./responses.ts";
 
 /** Every event type a stream can carry: this process's and the backend's. */
@@ -56,11 +56,20 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
         method: "get",
         path: "/workers",
         operationId: "listWorkers",
-        summary: "Running workers (501 until core keeps a worker registry)",
-        responses: errorResponses(501),
+        summary:
+          "The running workers serving this client's lanes, from every process (capability workers)",
+        description:
+          "Each worker registers at start and on every heartbeat, deregisters at stop, and drops out three heartbeat periods after its last renewal (a crashed process). Lanes are named as configured.",
+        responses: {
+          200: json(WorkersSchema, "The workers, oldest first"),
+          ...errorResponses(501, 503),
+        },
       }),
     ),
-    () => ctx.notYet("workers", "Listing workers"),
+    async (c) => {
+      ctx.require("workers", "listing workers (the worker registry)");
+      return c.json({ workers: await tl.workers() }, 200);
+    },
   );
 
   app.openapi(
@@ -88,7 +97,7 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
         operationId: "streamEvents",
         summary: "Job events as Server-Sent Events",
         description: [
-          "Each event's `event:` is its type and `data:` its JSON, with `source`: `backend` (every process's lifecycle events, through tl.subscribe: published, started, succeeded, retrying, failed, stalled, released, retried, deleted, canceled) or `process` (this process's tl.events: published, started, progress, succeeded, retrying, failed, lock_lost, canceled, put, stalled, drained, error).",
+          "Each event's `event:` is its type and `data:` its JSON, with `source`: `backend` (every process's lifecycle events, through tl.subscribe: published, started, succeeded, retrying, failed, stalled, released, retried, deleted, canceled, and with the operator capabilities expired, moved, progress) or `process` (this process's tl.events: published, started, progress, succeeded, retrying, failed, lock_lost, canceled, put, stalled, drained, error).",
           "The first event, `ready`, comes once every source is subscribed. A comment line keeps the stream alive. A client that reads slower than events come loses some: a `dropped` event with their `count` says how many. Delivery is at most once.",
         ].join("\n\n"),
         request: { query: EventsQuery },

@@ -73,6 +73,14 @@ export function registerTaskRoutes(app: App, ctx: ApiContext, basePath: string):
       if (body.runAt !== undefined) options.runAt = body.runAt;
       if (body.appData !== undefined) options.appData = body.appData;
       if (body.groupId !== undefined) options.groupId = body.groupId;
+      // Checked here rather than left to core, so the 501 names the capability.
+      if (body.tags !== undefined && body.tags.length > 0) ctx.require("tags", "tagging jobs");
+      if (body.expiresInMs !== undefined || body.expiresAt !== undefined) {
+        ctx.require("expiry", "jobs that expire");
+      }
+      if (body.tags !== undefined) options.tags = body.tags;
+      if (body.expiresInMs !== undefined) options.expiresInMs = body.expiresInMs;
+      if (body.expiresAt !== undefined) options.expiresAt = body.expiresAt;
       const result = await tl.publish(task, body.payload as never, options);
       const created = result.status === "created";
       c.header(
