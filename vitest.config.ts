@@ -13,8 +13,13 @@ const VALKEY_CLI = process.env.VALKEY_CLI_BIN ?? "/usr/bin/valkey-cli";
 // "source" export condition, so tests need no build step. The Redis adapter's tests run
 // twice: against redis-server, and against valkey-server (the same suite, cluster, restart
 // and ACL tests included), as the adapter promises both.
+//
+// maxWorkers: most tests wait on servers, child processes and short real leases rather than
+// on the CPU, so four test files at a time fit on the two-core CI machine (vitest's default
+// there is one at a time). Timing assertions are written to hold on a loaded machine.
 export default defineConfig({
   test: {
+    maxWorkers: 4,
     projects: [
       "packages/*",
       "examples",

@@ -13,12 +13,10 @@ afterAll(async () => {
   await server.stop();
 });
 
-// One SQS queue per lane (no job-level priority), and a lane of three priority bands
-// (`-high`, base, `-low`): reserve then drains bands in order and watches empty ones.
-for (const priorityLanes of [false, true]) {
-  runConformanceSuite({
-    name: priorityLanes ? "sqs (fauxqs, priorityLanes)" : "sqs (fauxqs)",
-    createAdapter: async () => createSqsAdapter({ client, priorityLanes }),
-    waitingPolls: async (lane) => polls.waiting(lane.name),
-  });
-}
+// One SQS queue per lane (no job-level priority). The layout with priority bands runs in
+// conformance-priority-lanes.test.ts: two files, so vitest runs them side by side.
+runConformanceSuite({
+  name: "sqs (fauxqs)",
+  createAdapter: async () => createSqsAdapter({ client, priorityLanes: false }),
+  waitingPolls: async (lane) => polls.waiting(lane.name),
+});
