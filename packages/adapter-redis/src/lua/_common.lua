@@ -116,8 +116,8 @@ NOW_TEXT = nil
 -- by ref  a waiting job from a put whose jobs share priority and publishedAt, are due now
 --         and have ids the client generated (put's layout "r"): the client writes the
 --         whole record, and redis-server stores the bytes it was sent, with no string made
---         per job (concatenating the fresh record's header was 15% of a 1,000-job put's
---         instructions). What only redis-server knows, seq and putAt, is in the call's
+--         per job (concatenating the record's header in Lua was a large share of a big
+--         put: DESIGN.md). What only redis-server knows, seq and putAt, is in the call's
 --         header (KEYS[12], struct CALL: priority, the call's first seq - 1, putAt,
 --         publishedAt, how many of its records are still by ref); the job's seq is that
 --         base + index (1-based). Reading the record rebuilds the fresh record's body; any

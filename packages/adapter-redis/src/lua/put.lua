@@ -28,9 +28,10 @@ if (layout == "p" and #ARGV == 12) or byRef then
   -- Locals only inside the loop (no upvalues, no global lookup per job).
   local ok, a, b, c = pcall(function(packed)
     local split, idList, textList, count, pos, size = struct.unpack, {}, {}, 0, 1, #packed
-    -- Eight jobs per struct.unpack while eight remain: a call's own cost is about half of
-    -- a job's (~0.5M instructions less per 1,000 jobs). Fewer left and it raises; the
-    -- loop below reads the rest one job at a time (and raises on a truncated job).
+    -- Eight jobs per struct.unpack while eight remain: each unpack call has a fixed cost
+    -- about half a job's, so batching them matters at 1,000 jobs a call (the Redis
+    -- README's Performance section has the figures). Fewer left and it raises; the loop
+    -- below reads the rest one job at a time (and raises on a truncated job).
     while pos <= size do
       local got, i1, t1, i2, t2, i3, t3, i4, t4, i5, t5, i6, t6, i7, t7, i8, t8, at =
         pcall(split, EIGHT_JOBS, packed, pos)
@@ -72,8 +73,8 @@ maintain()
 -- Fresh ids are random version 4 UUIDs the client generated (122 random bits): no record
 -- and no other job of the call can have one, so they are neither looked up nor marked in
 -- the cache. A call takes this path only when every id is fresh; one caller's id among
--- them (jobId) and the whole call is checked. Skipping the lookup saves ~15% of a
--- 1,000-job call's redis-server instructions (BullMQ likewise checks custom ids only).
+-- them (jobId) and the whole call is checked. Skipping the lookup is a large share of a
+-- big put's redis-server work (BullMQ likewise checks custom ids only).
 local flags = ARGV[7]
 local fresh = string.find(flags, "f", 1, true) ~= nil
 
@@ -145,11 +146,9 @@ if shared and sharedRunAt == nil then
   -- each record is one concatenation of three pieces, the state, priority and seq's high
   -- five bytes (redone when the low byte wraps), seq's low byte with putAt and publishedAt
   -- (one string per low byte, made as it first comes up), and the text. No struct.pack
-  -- and no decoded record per job: a 1,000-job call spent 1.8 µs per job in the general
-  -- loop below. The id list itself becomes the waiting list's append and the created
-  -- list. (A 1,000-job call of fresh ids: 10.33M instructions in redis-server, against
-  -- 10.65M when it took the duplicate pass's cache lookups and marks.) Layout r makes not
-  -- even that: its texts are the records (by ref), stored as they came.
+  -- and no decoded record per job: the general loop below costs several times more per
+  -- job. The id list itself becomes the waiting list's append and the created list.
+  -- Layout r makes not even that: its texts are the records (by ref), stored as they came.
   local seq = meta.seq
   -- the call's table as a local: in the function library it is an upvalue of the script
   local records = rawWrites
