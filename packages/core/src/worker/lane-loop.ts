@@ -15,7 +15,8 @@
  * lane's last reserve, or a retry this worker scheduled): the backend wakes a poll for its
  * own lane's due jobs, but no backend can wake a poll on another lane.
  *
- * Room: the worker holds at most `concurrency + prefetch` jobs. While a lane has work,
+ * Room: the worker holds at most `concurrency + prefetch` unfinished jobs (a finished job
+ * whose settle is still in flight no longer counts). While a lane has work,
  * the next reserve is sent before the batch just received is dispatched, within that
  * bound, so the backend round trip overlaps with running the batch.
  *
