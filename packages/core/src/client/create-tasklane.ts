@@ -9,6 +9,7 @@ import { resolveClientOptions } from "./client-options.ts";
 import { createJobEncoder } from "./job-encoder.ts";
 import { toJobView } from "./job-view.ts";
 import { createLaneHandle } from "./lane-handle.ts";
+import { createSchedules } from "./schedules.ts";
 import type { JobView, LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
 import { createWaitFor } from "./wait-for.ts";
 
@@ -56,6 +57,19 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const notifyLocalPublish = (lane: string, dueAt?: number) => {
     for (const wake of localPublishListeners) wake(lane, dueAt);
   };
+  const schedules = createSchedules({
+    adapter,
+    clock,
+    events,
+    encoder,
+    lanes: () => [...configs.keys()],
+    openLane,
+    knownTask: (task) => knownTask(task),
+    checkOpen: () => {
+      if (closed) throw new ClosedError("tasklane client");
+    },
+    notifyLocalPublish: (lane) => notifyLocalPublish(lane),
+  });
   const workerHost: WorkerHost = {
     adapter,
     clock,
@@ -67,6 +81,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     maxResultBytes: resolved.maxResultBytes,
     makeSelector: resolved.makeSelector,
     openLane,
+    fireDueSchedules: async (lane) => {
+      await schedules.fireDue(lane);
+    },
     onLocalPublish(listener) {
       localPublishListeners.add(listener);
       return () => localPublishListeners.delete(listener);
@@ -242,6 +259,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       workers.add(w);
       return w;
     },
+    schedules,
     lane: handle,
     lanes: () => [...configs.keys()].map(handle),
     tasks: () => [...tasks.values()],

@@ -31,6 +31,8 @@ export interface WorkerHost {
   makeSelector(): Selector;
   /** The backend's handle of a lane, opened once per client. */
   openLane(name: string): Promise<LaneStore>;
+  /** Put the due runs of the schedules stored in `lane` (config name). */
+  fireDueSchedules(lane: string): Promise<void>;
   /**
    * Call `listener` with a lane's config name whenever this process publishes to it (or
    * resumes it), so an idle worker wakes at once; `dueAt` when every job published was
