@@ -18,6 +18,7 @@ import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
+import { registerScheduleTests } from "./schedule-tests.ts";
 import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
@@ -42,5 +43,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerWorkerFaultTests(harness, options);
     registerOperatorTests(harness, options);
     registerContractTests(harness, options);
+    registerScheduleTests(harness, options);
   });
 }
