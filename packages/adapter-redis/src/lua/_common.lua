@@ -1107,7 +1107,6 @@ end
 local function tokenAt(tokens, i)
   return (struct.unpack(">d", tokens, 8 * i - 7))
 end
-
 --@
 -- Recurring schedules (capability schedules; scripts schedule and fire). KEYS[14] the
 -- schedules hash: id -> "<revision>\n<nextAt or empty>\n<data>" (data is core's, opaque);
