@@ -11,6 +11,7 @@ import { performance } from "node:perf_hooks";
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { createRedisAdapter } from "@tasklane/adapter-redis";
 import { type Adapter, createManualClock, createTasklane, defineTask } from "@tasklane/core";
+import { Redis } from "ioredis";
 import { z } from "zod";
 import { startRedisServer } from "./servers/redis.ts";
 
@@ -24,11 +25,22 @@ interface Row {
   backend: string;
   case: string;
   perTickUs: number;
+  /** redis-server's own time per tick (INFO commandstats), µs: the machine's load barely moves it. */
+  serverUs?: number;
+}
+
+/** The server's total command time, µs, since the last CONFIG RESETSTAT. */
+async function serverUsec(raw: Redis): Promise<number> {
+  const info = await raw.info("commandstats");
+  let total = 0;
+  for (const m of info.matchAll(/,usec=(\d+),/g)) total += Number(m[1]);
+  return total;
 }
 
 async function measure(
   backend: string,
   make: (clock: ReturnType<typeof createManualClock>) => Adapter,
+  server?: Redis,
 ) {
   const start = Math.ceil(Date.now() / 1_000) * 1_000;
   const clock = createManualClock(start);
@@ -42,6 +54,7 @@ async function measure(
   };
   const run = async (name: string, advanceMs: number) => {
     for (let i = 0; i < 100; i++) await tick(); // warm-up
+    if (server) await server.config("RESETSTAT");
     let total = 0;
     for (let i = 0; i < TICKS; i++) {
       if (advanceMs > 0) await clock.advance(advanceMs);
@@ -49,7 +62,9 @@ async function measure(
       await tick();
       total += performance.now() - t0;
     }
-    rows.push({ backend, case: name, perTickUs: Math.round((total / TICKS) * 1_000) });
+    const row: Row = { backend, case: name, perTickUs: Math.round((total / TICKS) * 1_000) };
+    if (server) row.serverUs = Math.round(((await serverUsec(server)) / TICKS) * 10) / 10;
+    rows.push(row);
   };
   await run("no schedule", 0);
   const t0 = performance.now();
@@ -76,23 +91,32 @@ async function measure(
 }
 
 const server = await startRedisServer();
+const raw = new Redis(server.port, server.host);
 try {
   const results = [
     await measure("memory", (clock) => createMemoryAdapter({ clock })),
-    await measure("redis", () =>
-      createRedisAdapter({
-        connection: `redis://${server.host}:${server.port}`,
-        prefix: "sched-bench",
-      }),
+    await measure(
+      "redis",
+      () =>
+        createRedisAdapter({
+          connection: `redis://${server.host}:${server.port}`,
+          prefix: "sched-bench",
+        }),
+      raw,
     ),
   ];
-  console.log(`| backend | case | per tick (µs) |\n| --- | --- | ---: |`);
-  for (const r of results)
-    for (const row of r.rows) console.log(`| ${row.backend} | ${row.case} | ${row.perTickUs} |`);
+  console.log("| backend | case | per tick, wall (µs) | per tick, redis-server (µs) |");
+  console.log("| --- | --- | ---: | ---: |");
+  for (const r of results) {
+    for (const row of r.rows) {
+      console.log(`| ${row.backend} | ${row.case} | ${row.perTickUs} | ${row.serverUs ?? "–"} |`);
+    }
+  }
   console.log("");
   for (const [i, name] of ["memory", "redis"].entries()) {
     console.log(`${name}: upsert ${results[i]?.upsertUs} µs per schedule (500 at a time)`);
   }
 } finally {
+  raw.disconnect();
   await server.stop();
 }
