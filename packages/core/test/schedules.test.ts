@@ -472,4 +472,40 @@ describe("tl.schedules on the memory adapter (manual clock)", () => {
     // jobs it put stay
     expect(await jobIds(tl)).toEqual([`p@${T0}`]);
   });
+
+  it("a schedule with unreadable data is set aside with an error event, the others fire", async () => {
+    const { clock, tl, adapter } = setup();
+    const store = await adapter.lane("cron", { maxStalls: 1, historyLimit: 10 });
+    const errors: unknown[] = [];
+    tl.events.on("error", (e) => errors.push(e));
+    // more unreadable ones than a page of due schedules: they must not starve the good one
+    for (let i = 0; i < 150; i++) {
+      await store.putSchedule({ id: `bad${i}`, data: "{not json", nextAt: T0 - 1_000 });
+    }
+    await tl.schedules.upsert("good", { everyMs: 60_000 }, tick, { n: 1 });
+    await clock.advance(1);
+    await tl.schedules.fireDue();
+    expect(await slotsOf(tl, "good")).toEqual([T0]);
+    expect(errors).toHaveLength(150);
+    expect(await store.getSchedule("bad0")).toEqual({
+      id: "bad0",
+      data: "{not json",
+      nextAt: null,
+      revision: 2,
+    });
+    expect(await store.nextScheduleAt()).toBe(T0 + 60_000);
+  });
+
+  it("a schedule moved to a task of another lane keeps its count and last slot", async () => {
+    const { clock, tl } = setup();
+    await tl.schedules.upsert("m", { everyMs: 60_000 }, tick, { n: 1 });
+    await tl.schedules.fireDue(); // T0 in lane cron
+    await clock.advance(30_000);
+    const moved = await tl.schedules.upsert("m", { everyMs: 60_000 }, other, { n: 2 });
+    expect(moved).toMatchObject({ lane: "side", runs: 1, lastSlotAt: T0, nextAt: T0 + 60_000 });
+    await clock.advance(30_000);
+    await tl.schedules.fireDue();
+    expect(await slotsOf(tl, "m", "cron")).toEqual([T0]);
+    expect(await slotsOf(tl, "m", "side")).toEqual([T0 + 60_000]);
+  });
 });

@@ -248,6 +248,21 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
     throw new ConfigError("id", id, "is being written by other processes without pause; try again");
   };
 
+  /**
+   * Set aside a schedule that cannot fire (its data unreadable, its runs refused by the
+   * adapter): no next slot, data kept for an operator, an error event. Left due, it
+   * would be read again at every tick and, a page of them, starve the others.
+   */
+  const park = async (
+    lane: string,
+    store: ScheduleStore,
+    record: ScheduleRecord,
+    error: unknown,
+  ) => {
+    events.emit("error", { error, during: "schedule", lane });
+    await store.putSchedule({ id: record.id, data: record.data, nextAt: null }, record.revision);
+  };
+
   const fireLane = async (lane: string, report: FireReport): Promise<void> => {
     const store = await storeOf(lane);
     for (;;) {
@@ -257,11 +272,8 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
         if (record.nextAt === null || record.nextAt > now) continue;
         const s = decode(record);
         if (!s) {
-          events.emit("error", {
-            error: new Error(`schedule "${record.id}" in lane "${lane}" has unreadable data`),
-            during: "schedule",
-            lane,
-          });
+          const error = new Error(`schedule "${record.id}" in lane "${lane}" has unreadable data`);
+          await park(lane, store, record, error);
           continue;
         }
         const plan = planFire(ruleOf(s), s, record.nextAt, now);
@@ -271,9 +283,8 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
         try {
           jobs = jobsOf(record.id, s, plan.slots, now);
         } catch (error) {
-          // A run that cannot be built (an option this adapter no longer takes) is an
-          // error to see, not a reason to stop every other schedule of the lane.
-          events.emit("error", { error, during: "schedule", lane });
+          // A run that cannot be built (an option this adapter no longer takes).
+          await park(lane, store, record, error);
           continue;
         }
         const result = await store.fireSchedule(
@@ -295,6 +306,8 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
         }
         if (jobs.length > 0) deps.notifyLocalPublish(lane);
       }
+      // A full page may hide more due schedules; every record of this one has moved on
+      // (fired here or by another process, or set aside), so the next read shows new ones.
       if (due.length < DUE_PAGE) return;
     }
   };
@@ -324,9 +337,12 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
       encoder.prepare(t, value, { ...jobOptions, jobId: scheduleJobId(id, 0) }, clock.now());
       const lane = t.lane;
       const store = await storeOf(lane);
+      // A schedule moving here from another lane keeps its count, last slot and anchor.
+      const elsewhere = (await find(id)).find((f) => f.lane !== lane);
+      const moved = elsewhere && decode(elsewhere.record);
       for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
         const existing = await store.getSchedule(id);
-        const old = existing && decode(existing);
+        const old = (existing && decode(existing)) || moved;
         const now = clock.now();
         const s: StoredSchedule = {
           v: 1,

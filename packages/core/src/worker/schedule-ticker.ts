@@ -52,8 +52,8 @@ export function createScheduleTicker(deps: ScheduleTickerDeps): ScheduleTicker {
         }
         if (at !== undefined && at < earliest) earliest = at;
       } catch (error) {
-        // The next tick tries again; a down backend is the lane loop's to report loudly.
-        events.emit("error", { error, during: "schedule", lane: name });
+        // The next tick tries again. A client closing under a tick is not an error.
+        if (!stopped) events.emit("error", { error, during: "schedule", lane: name });
       }
     }
     arm(earliest);
