@@ -508,4 +508,50 @@ describe("tl.schedules on the memory adapter (manual clock)", () => {
     expect(await slotsOf(tl, "m", "cron")).toEqual([T0]);
     expect(await slotsOf(tl, "m", "side")).toEqual([T0 + 60_000]);
   });
+
+  it("end to end across both DST changes in Berlin and New York: each slot once", async () => {
+    const cases = [
+      {
+        zone: "Europe/Berlin",
+        cron: "30 2 * * *",
+        from: Date.UTC(2026, 2, 28),
+        to: Date.UTC(2026, 2, 30, 12),
+        want: ["2026-03-28T01:30:00.000Z", "2026-03-29T01:00:00.000Z", "2026-03-30T00:30:00.000Z"],
+      },
+      {
+        zone: "Europe/Berlin",
+        cron: "*/30 2 * * *",
+        from: Date.UTC(2026, 9, 24, 23),
+        to: Date.UTC(2026, 9, 25, 3),
+        // 02:00 and 02:30 twice: CEST, then CET
+        want: [
+          "2026-10-25T00:00:00.000Z",
+          "2026-10-25T00:30:00.000Z",
+          "2026-10-25T01:00:00.000Z",
+          "2026-10-25T01:30:00.000Z",
+        ],
+      },
+      {
+        zone: "America/New_York",
+        cron: "30 2 * * *",
+        from: Date.UTC(2026, 2, 7, 12),
+        to: Date.UTC(2026, 2, 9, 12),
+        want: ["2026-03-08T07:00:00.000Z", "2026-03-09T06:30:00.000Z"],
+      },
+      {
+        zone: "America/New_York",
+        cron: "30 1 * * *",
+        from: Date.UTC(2026, 9, 31, 12),
+        to: Date.UTC(2026, 10, 2, 12),
+        want: ["2026-11-01T05:30:00.000Z", "2026-11-02T06:30:00.000Z"],
+      },
+    ];
+    for (const c of cases) {
+      const { clock, tl } = setup(c.from);
+      await tl.schedules.upsert("dst", { cron: c.cron, timezone: c.zone }, tick, { n: 1 });
+      // fired every 10 minutes, as a worker would (each slot on time: catchUp never acts)
+      await fireEvery(tl, clock, 600_000, c.to);
+      expect((await slotsOf(tl, "dst")).map(iso)).toEqual(c.want);
+    }
+  });
 });
