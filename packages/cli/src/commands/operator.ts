@@ -1,10 +1,9 @@
 /**
  * `tasklane failures|workers|schedules`: the operator data model (failure groups by error
- * name, a worker registry, recurring schedules) is being added to core and the adapters.
- * Until the installed @tasklane/core has a feature's method, its command says so and exits
- * with the unsupported code (3). Each command looks the method up on the client (or the
- * lane handle) by the name below and prints whatever records it returns, so it works once
- * the method exists: if core settles on another name, change it here.
+ * name, a worker registry, recurring schedules). Where the installed @tasklane/core lacks a
+ * feature's method, its command says so and exits with the unsupported code (3). Each
+ * command looks the method up on the client (or the lane handle) by the path below
+ * (`schedules.list`: `tl.schedules.list()`) and prints whatever records it returns.
  */
 import type { CommandContext } from "../context.ts";
 import { NotAvailableError } from "../errors.ts";
@@ -16,7 +15,7 @@ type Lister = (this: unknown) => Records | Promise<Records>;
 interface OperatorFeature {
   /** Plural, for messages: "failure groups are not supported …". */
   feature: string;
-  /** The method's name. */
+  /** The method's name, or its path from the owner ("schedules.list"). */
   method: string;
   /** Where it lives: on each lane's handle (`tl.lane(name)`), or on the client. */
   on: "lane" | "client";
@@ -25,18 +24,30 @@ interface OperatorFeature {
 export const OPERATOR_FEATURES = {
   failures: { feature: "failure groups", method: "failureGroups", on: "lane" },
   workers: { feature: "workers", method: "workers", on: "client" },
-  schedules: { feature: "schedules", method: "schedules", on: "client" },
+  schedules: { feature: "schedules", method: "schedules.list", on: "client" },
 } as const satisfies Record<string, OperatorFeature>;
 
+/** The method at `spec.method` from `owner`, bound to the object that holds it. */
 function lister(owner: object, spec: OperatorFeature): Lister {
-  const method = (owner as Record<string, unknown>)[spec.method];
+  const path = spec.method.split(".");
+  let holder: unknown = owner;
+  for (const key of path.slice(0, -1)) {
+    holder =
+      typeof holder === "object" && holder !== null
+        ? (holder as Record<string, unknown>)[key]
+        : undefined;
+  }
+  const method =
+    typeof holder === "object" && holder !== null
+      ? (holder as Record<string, unknown>)[path.at(-1) as string]
+      : undefined;
   if (typeof method !== "function") {
     throw new NotAvailableError(
       spec.feature,
       `${spec.on === "lane" ? "tl.lane(name)." : "tl."}${spec.method}`,
     );
   }
-  return method as Lister;
+  return (method as Lister).bind(holder);
 }
 
 async function* records(owner: object, method: Lister): AsyncGenerator<Record<string, unknown>> {
