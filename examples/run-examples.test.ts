@@ -228,7 +228,7 @@ describe("examples/adapter-from-env.ts", () => {
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
       expect.stringMatching(
-        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry$/,
+        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules$/,
       ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
