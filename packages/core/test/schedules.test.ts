@@ -5,6 +5,7 @@ import {
   ConfigError,
   createTasklane,
   defineTask,
+  flushAsync,
   MAX_CATCH_UP_RUNS,
   type ManualClock,
   type Tasklane,
@@ -69,6 +70,11 @@ async function fireEvery(tl: Tasklane, clock: ManualClock, stepMs: number, until
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Let a few rounds of promises and macrotasks run (a worker's async look at its lanes). */
+async function settle() {
+  for (let i = 0; i < 5; i++) await flushAsync();
+}
 
 describe("schedule spec validation", () => {
   const bad: Array<[string, object, string]> = [
@@ -553,5 +559,30 @@ describe("tl.schedules on the memory adapter (manual clock)", () => {
       await fireEvery(tl, clock, 600_000, c.to);
       expect((await slotsOf(tl, "dst")).map(iso)).toEqual(c.want);
     }
+  });
+
+  it("an upsert in this process sets a running worker's timer to the new slot at once", async () => {
+    const { clock, tl } = setup();
+    const w = tl.worker({ schedulePollMs: 60_000, lanes: ["cron"] });
+    await w.start();
+    await clock.advance(1_000); // the worker looked: no schedule; next look in 60 s
+    await tl.schedules.upsert("soon", { everyMs: 60_000, startAt: T0 + 1_500 }, tick, { n: 1 });
+    await settle(); // the worker's look at the lane (async) sets its timer
+    await clock.advance(500);
+    await settle(); // and the firing it started ends
+    expect(await tl.schedules.get("soon")).toMatchObject({ runs: 1, nextAt: T0 + 61_500 });
+    await tl.schedules.pause("soon");
+    await clock.advance(60_000);
+    // paused: no run; resumed here: the worker looks again at once
+    expect((await tl.schedules.get("soon"))?.runs).toBe(1);
+    await tl.schedules.upsert("later", { everyMs: 60_000, startAt: T0 + 70_000 }, tick, { n: 2 });
+    await settle();
+    await clock.advance(8_000);
+    await settle();
+    expect((await tl.schedules.get("later"))?.runs).toBe(0);
+    await clock.advance(500);
+    await settle();
+    expect((await tl.schedules.get("later"))?.runs).toBe(1);
+    await w.stop({ graceMs: 0 });
   });
 });

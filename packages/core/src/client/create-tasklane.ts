@@ -57,6 +57,8 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const notifyLocalPublish = (lane: string, dueAt?: number) => {
     for (const wake of localPublishListeners) wake(lane, dueAt);
   };
+  /** Local workers' schedule tickers, re-armed at once by an upsert or resume here. */
+  const localScheduleListeners = new Set<(lane: string) => void>();
   const schedules = createSchedules({
     adapter,
     clock,
@@ -69,6 +71,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       if (closed) throw new ClosedError("tasklane client");
     },
     notifyLocalPublish: (lane) => notifyLocalPublish(lane),
+    notifyLocalSchedule: (lane) => {
+      for (const poke of localScheduleListeners) poke(lane);
+    },
   });
   const workerHost: WorkerHost = {
     adapter,
@@ -83,6 +88,10 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     openLane,
     fireDueSchedules: async (lane) => {
       await schedules.fireDue(lane);
+    },
+    onLocalSchedule(listener) {
+      localScheduleListeners.add(listener);
+      return () => localScheduleListeners.delete(listener);
     },
     onLocalPublish(listener) {
       localPublishListeners.add(listener);

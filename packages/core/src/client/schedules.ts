@@ -127,6 +127,8 @@ export interface SchedulesDeps {
   knownTask(task: AnyTask): AnyTask;
   checkOpen(): void;
   notifyLocalPublish(lane: string): void;
+  /** A schedule of `lane` got a new next slot here: local workers re-arm their timer. */
+  notifyLocalSchedule(lane: string): void;
 }
 
 type ScheduleStore = Required<
@@ -242,6 +244,7 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
       const write = writeOf(id, s, nextAt);
       const result = await hit.store.putSchedule(write, hit.record.revision);
       if (result.status === "ok") {
+        if (nextAt !== null) deps.notifyLocalSchedule(hit.lane);
         return infoOf(hit.lane, { ...write, revision: result.revision }, s);
       }
     }
@@ -368,6 +371,7 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
             .filter((l) => l !== lane)
             .map(async (l) => (await storeOf(l)).removeSchedule(id)),
         );
+        if (nextAt !== null) deps.notifyLocalSchedule(lane);
         return infoOf(lane, { ...write, revision: result.revision }, s);
       }
       throw new ConfigError(

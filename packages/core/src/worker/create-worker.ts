@@ -111,6 +111,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   let unsubscribe: (() => Promise<void>) | undefined;
   let stopLocalPublish: (() => void) | undefined;
   let ticker: ScheduleTicker | undefined;
+  let stopLocalSchedule: (() => void) | undefined;
   const laneByFullName = new Map<string, LaneState>();
 
   const onAdapterEvent = (event: AdapterEvent) => {
@@ -129,6 +130,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     loop?.abortPoll();
     pool.wakeSlotWaiter();
     stopLocalPublish?.();
+    stopLocalSchedule?.();
     const tickerDone = ticker?.stop();
     await loopDone;
     await tickerDone;
@@ -249,6 +251,8 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
           pollMs: resolved.schedulePollMs,
         });
         ticker.start();
+        const t = ticker;
+        stopLocalSchedule = host.onLocalSchedule((lane) => t.poke(lane));
       }
     },
     stop(options?: StopOptions) {

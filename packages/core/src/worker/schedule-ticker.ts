@@ -21,6 +21,8 @@ export interface ScheduleTickerDeps {
 
 export interface ScheduleTicker {
   start(): void;
+  /** A schedule of `lane` got a new next slot in this process: look again now. */
+  poke(lane: string): void;
   /** Resolves when a tick in progress has ended; no tick starts after. */
   stop(): Promise<void>;
 }
@@ -30,6 +32,9 @@ export function createScheduleTicker(deps: ScheduleTickerDeps): ScheduleTicker {
   let timer: TimerHandle | undefined;
   let stopped = false;
   let ticking: Promise<void> = Promise.resolve();
+  /** A poke during a tick: one more tick right after it (the poke's slot may be earlier). */
+  let again = false;
+  let running = false;
 
   const arm = (at: number) => {
     if (stopped) return;
@@ -41,6 +46,21 @@ export function createScheduleTicker(deps: ScheduleTickerDeps): ScheduleTicker {
   };
 
   const tick = async (): Promise<void> => {
+    running = true;
+    try {
+      await tickOnce();
+    } finally {
+      running = false;
+    }
+    if (again && !stopped) {
+      again = false;
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
+      ticking = tick();
+    }
+  };
+
+  const tickOnce = async (): Promise<void> => {
     let earliest = Number.POSITIVE_INFINITY;
     for (const { name, store } of lanes) {
       if (stopped) return;
@@ -62,6 +82,16 @@ export function createScheduleTicker(deps: ScheduleTickerDeps): ScheduleTicker {
   return {
     start() {
       if (lanes.length === 0) return;
+      ticking = tick();
+    },
+    poke(lane) {
+      if (stopped || !lanes.some((l) => l.name === lane)) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
       ticking = tick();
     },
     async stop() {
