@@ -489,12 +489,21 @@ export class MemoryLaneImpl implements MemoryLane {
       // Its due time stays: it has waited already, so it goes back to its place.
       rec.attempt--;
       this.note(rec, now, "released");
+      // ctx.retryAfter: due again at runAt, delayed until then.
+      const runAt = item.runAt;
+      if (runAt !== undefined && Number.isFinite(runAt) && runAt > now) rec.dueAt = runAt;
       if (this.expiredBy(rec, now)) {
         this.expire(rec, now);
         continue;
       }
-      this.setState(rec, "waiting");
-      this.pushReady(rec);
+      if (rec.dueAt > now) {
+        this.setState(rec, "delayed");
+        rec.reservedAt = now;
+        this.pushDelayed(rec);
+      } else {
+        this.setState(rec, "waiting");
+        this.pushReady(rec);
+      }
     }
     if (changed) this.afterChange();
     return statuses;

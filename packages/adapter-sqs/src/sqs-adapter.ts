@@ -163,6 +163,8 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     // Schedules need a store with a compare-and-set that commits together with the put of
     // the slot's job; SQS has neither (a message cannot be read by key or updated).
     schedules: false,
+    // An uncounted release sends a fresh copy; a delay on it is not built yet.
+    retryAfter: false,
   };
 }
 

@@ -242,6 +242,11 @@ export interface ReleaseItem {
   lock: Lock;
   /** When true the delivery does not count as an attempt. */
   uncounted: true;
+  /**
+   * Epoch ms the job is due again (capability `retryAfter`): it waits delayed until then,
+   * its due time becomes this. Absent: due again at once, at its place.
+   */
+  runAt?: number;
   /** The job's last unsent report (capability `reports`): a handler stopped at shutdown may have logged. */
   report?: JobReport;
 }
@@ -612,6 +617,8 @@ export interface Capabilities {
    * compare-and-set and its put are one atomic step (docs/adapter-contract.md, "schedules").
    */
   schedules?: boolean;
+  /** `ReleaseItem.runAt` honoured: a job handed back uncounted waits until then (`ctx.retryAfter`). */
+  retryAfter?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -628,6 +635,7 @@ export const OPERATOR_CAPABILITIES = [
   "move",
   "expiry",
   "schedules",
+  "retryAfter",
 ] as const satisfies ReadonlyArray<keyof Capabilities>;
 export type OperatorCapability = (typeof OPERATOR_CAPABILITIES)[number];
 
@@ -680,6 +688,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     move: true,
     expiry: true,
     schedules: true,
+    retryAfter: true,
   });
 }
 

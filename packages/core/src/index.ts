@@ -74,6 +74,7 @@ export {
   MovedError,
   PayloadTooLargeError,
   ResultTooLargeError,
+  RetryAfterError,
   ShutdownError,
   TasklaneError,
   TimeoutError,

@@ -85,6 +85,8 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     maxResultBytes: host.maxResultBytes,
     storeResults: caps.results === true,
     reporter,
+    adapterName: adapter.name,
+    retryAfterMaxMs: caps.retryAfter ? caps.maxDelayMs : undefined,
   });
   const pool = createRunnerPool<HeldJob>({
     concurrency,

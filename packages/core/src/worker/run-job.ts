@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.ts";
 import { decodeJson } from "../codec.ts";
-import { PayloadTooLargeError, TimeoutError, ValidationError } from "../errors.ts";
+import { PayloadTooLargeError, RetryAfterError, TimeoutError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import { validatePayload } from "../task.ts";
 import { abortHeld, type HeldJob } from "./held-job.ts";
@@ -24,6 +24,9 @@ export interface JobRunnerDeps {
   storeResults: boolean;
   /** Sends handlers' reports, where the adapter stores them (capability `reports`). */
   reporter: Reporter | undefined;
+  /** The adapter's name, and its maxDelayMs where it honours `ctx.retryAfter`. */
+  adapterName: string;
+  retryAfterMaxMs: number | undefined;
 }
 
 /**
@@ -35,7 +38,14 @@ export interface JobRunnerDeps {
 export function createJobRunner(deps: JobRunnerDeps) {
   const { clock, events, settler, stopping, maxPayloadBytes, reporter } = deps;
   const { settle } = settler;
-  const contextHost: ContextHost = { clock, events, lose: settler.lose, reporter };
+  const contextHost: ContextHost = {
+    clock,
+    events,
+    lose: settler.lose,
+    reporter,
+    adapterName: deps.adapterName,
+    retryAfterMaxMs: deps.retryAfterMaxMs,
+  };
   const succeed = createSucceed({
     settle,
     maxResultBytes: deps.maxResultBytes,
@@ -140,7 +150,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
         if (checking !== undefined) await checking;
       }
     } catch (error) {
-      if (!h.settled) settle(h, { kind: "failure", error });
+      if (h.settled) return;
+      if (error instanceof RetryAfterError) settle(h, { kind: "release", runAt: error.runAt });
+      else settle(h, { kind: "failure", error });
     } finally {
       h.running = false;
       h.interrupt = undefined;

@@ -48,7 +48,7 @@ export type Ending =
   | { kind: "success" }
   | { kind: "failure"; error: unknown; reason?: JobError["reason"] }
   | { kind: "dead"; error: JobError }
-  | { kind: "release" };
+  | { kind: "release"; runAt?: number };
 
 /** Why a lease is gone without this worker settling it. */
 export type LossStatus = "lost" | "canceled" | "put";
@@ -274,7 +274,16 @@ export function createSettler(deps: SettlerDeps): Settler {
     call: "release",
     holder: self,
     send: (ls, b) =>
-      ls.store.release(b.map((h) => withReport({ lock: h.job.lock, uncounted: true as const }, h))),
+      ls.store.release(
+        b.map((h) =>
+          withReport(
+            h.releaseAt === undefined
+              ? { lock: h.job.lock, uncounted: true as const }
+              : { lock: h.job.lock, uncounted: true as const, runAt: h.releaseAt },
+            h,
+          ),
+        ),
+      ),
     onOk: () => {},
     requeue: (p, h) => p.releases.push(h),
   };
@@ -303,8 +312,10 @@ export function createSettler(deps: SettlerDeps): Settler {
     if (h.timer !== undefined) clock.clearTimeout(h.timer as never);
     const p = pendingFor(h.lane);
     if (ending.kind === "success") p.acks.push(h);
-    else if (ending.kind === "release") p.releases.push(h);
-    else if (ending.kind === "dead")
+    else if (ending.kind === "release") {
+      if (ending.runAt !== undefined) h.releaseAt = ending.runAt;
+      p.releases.push(h);
+    } else if (ending.kind === "dead")
       p.nacks.push({ h, item: { lock: h.job.lock, dead: true, error: ending.error } });
     else {
       const task = h.task;
