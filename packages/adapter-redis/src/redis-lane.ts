@@ -515,7 +515,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
         const jobs = Array.isArray(reply) ? parseReserve(reply).jobs : [];
         if (jobs.length === 0) return;
         // send(), not release(): this also runs while the adapter closes
-        await this.send("release", lockArgs(jobs.map((job) => job.lock))).catch(() => {
+        await this.send("release", ["", ...lockArgs(jobs.map((job) => job.lock))]).catch(() => {
           // Not handed back (the server is gone): the leases expire and the jobs come
           // back then, as after a crash.
         });
@@ -575,7 +575,17 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     const closes = this.shared.closes;
-    const reply = await this.run("release", lockArgs(items.map((item) => item.lock)));
+    // One ">d" runAt per lock when any item has one (ctx.retryAfter; 0: due at once).
+    let runAts: string | Buffer = "";
+    if (items.some((item) => item.runAt !== undefined)) {
+      const packed = Buffer.alloc(8 * items.length);
+      items.forEach((item, i) => {
+        const at = item.runAt;
+        packed.writeDoubleBE(at !== undefined && Number.isFinite(at) ? Math.ceil(at) : 0, 8 * i);
+      });
+      runAts = packed;
+    }
+    const reply = await this.run("release", [runAts, ...lockArgs(items.map((item) => item.lock))]);
     return this.settled("release", closes, reply);
   }
 
