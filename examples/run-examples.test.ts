@@ -228,7 +228,7 @@ describe("examples/adapter-from-env.ts", () => {
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
       expect.stringMatching(
-        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry$/,
+        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter$/,
       ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
@@ -254,7 +254,9 @@ describe("examples/adapter-from-env.ts", () => {
       });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: sqs (${sqs.endpoint})`);
-      expect(check.lines[3]).toMatch(/^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry$/);
+      expect(check.lines[3]).toMatch(
+        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter$/,
+      );
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
@@ -356,5 +358,46 @@ describe("examples/operator.ts", () => {
     expect(tour.lines.find((l) => l.startsWith("expiry:"))).toBe(
       "expiry: expired; expired in lane slow: 1",
     );
+  });
+});
+
+describe("examples/schedules.ts", () => {
+  const expectTour = (lines: string[]) => {
+    const runs = lines.flatMap((l) => {
+      const m = /^run every-second@(\d+): report for ops$/.exec(l);
+      return m ? [Number(m[1])] : [];
+    });
+    // three runs, one per second, each slot once
+    expect(runs).toHaveLength(3);
+    expect(runs.map((r) => r - (runs[0] ?? 0))).toEqual([0, 1_000, 2_000]);
+    expect(lines).toContain("nightly: paused, next run none");
+    expect(lines).toContain("every-second: 3 runs, next none");
+    expect(lines).toContain("nightly: 0 runs, next none, paused");
+    expect(lines.at(-1)).toBe("done: three runs, one per slot");
+  };
+
+  it("runs a schedule three times on memory, then exits 0", async () => {
+    const tour = runExample("example:schedules", { TASKLANE_ADAPTER: "", TASKLANE_BACKEND: "" });
+    expect(await finished(tour)).toEqual({ code: 0, signal: null });
+    expectTour(tour.lines);
+  }, 60_000);
+
+  describe("on Redis", () => {
+    let server: RedisServer;
+    beforeAll(async () => {
+      server = await startRedis();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it("runs a schedule three times, then exits 0", async () => {
+      const tour = runExample("example:schedules", {
+        TASKLANE_ADAPTER: "redis",
+        REDIS_URL: server.url,
+      });
+      expect(await finished(tour)).toEqual({ code: 0, signal: null });
+      expectTour(tour.lines);
+    }, 60_000);
   });
 });

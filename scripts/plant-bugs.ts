@@ -109,6 +109,30 @@ export const BUGS: Bug[] = [
     replace: "const waitMs = 0;",
     suites: ["memory"],
   },
+  {
+    name: "schedule-catch-up-one",
+    breaks: 'catchUp "one" runs the earliest missed slot instead of the latest',
+    file: "packages/core/src/schedule.ts",
+    find: 'else if (spec.catchUp === "one") slots = [latest];',
+    replace: 'else if (spec.catchUp === "one") slots = due.slice(0, 1);',
+    suites: ["memory", "redis"],
+  },
+  {
+    name: "memory-schedule-fire-cas",
+    breaks: "the memory adapter fires a schedule whose revision moved on",
+    file: "packages/adapter-memory/src/memory-lane.ts",
+    find: 'if (!this.schedules.matches(record.id, expectRevision)) return { status: "stale" };',
+    replace: "",
+    suites: ["memory"],
+  },
+  {
+    name: "redis-schedule-cas",
+    breaks: "a Redis schedule write ignores the revision it expects",
+    file: "packages/adapter-redis/src/lua/_common.lua",
+    find: 'if expect ~= "" and tonumber(expect) ~= revision then return -1 end',
+    replace: "",
+    suites: ["redis"],
+  },
 ];
 
 interface SuiteRun {

@@ -306,6 +306,11 @@ const tables: Table[] = [
       heartbeatMs: { bad: [9, 0, 30_001, ...nonFinite, ...notNumbers], good: [10, 30_000] },
       errorBackoffMs: { bad: [0, -1, 30_001, ...nonFinite, ...notNumbers], good: [1, 30_000] },
       reportMs: REPORT_MS,
+      // 0 turns it off; otherwise at least 10 ms and a timer's length
+      schedulePollMs: {
+        bad: [-1, 5, 9, MAX_TIMER_MS + 1, ...nonFinite, ...notNumbers],
+        good: [0, 10, 1_000, MAX_TIMER_MS],
+      },
     },
   },
   {

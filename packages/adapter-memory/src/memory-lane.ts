@@ -68,6 +68,11 @@ import {
   type ReserveOptions,
   type ReserveResult,
   type RetentionPolicy,
+  type ScheduleFireResult,
+  type SchedulePage,
+  type ScheduleRecord,
+  type ScheduleWrite,
+  type ScheduleWriteResult,
   type TimerHandle,
 } from "@tasklane/core/adapter";
 import { ExpiryIndex } from "./expiry-index.ts";
@@ -77,6 +82,7 @@ import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
 import { LeaseIndex } from "./lease-index.ts";
 import { applyReport, keepResult } from "./reports.ts";
+import { ScheduleStore } from "./schedule-store.ts";
 import {
   changedAtOf,
   decodeCursor,
@@ -229,6 +235,11 @@ export class MemoryLaneImpl implements MemoryLane {
   // ── put ──────────────────────────────────────────────────────────────────────────────
 
   async put(jobs: NewJob[]): Promise<PutResult[]> {
+    return this.putNow(jobs);
+  }
+
+  /** put, synchronously: fireSchedule commits a schedule's write and its jobs in one step. */
+  private putNow(jobs: NewJob[]): PutResult[] {
     this.check();
     const now = this.clock.now();
     this.maintain(now);
@@ -479,12 +490,21 @@ export class MemoryLaneImpl implements MemoryLane {
       // Its due time stays: it has waited already, so it goes back to its place.
       rec.attempt--;
       this.note(rec, now, "released");
+      // ctx.retryAfter: due again at runAt, delayed until then.
+      const runAt = item.runAt;
+      if (runAt !== undefined && Number.isFinite(runAt) && runAt > now) rec.dueAt = runAt;
       if (this.expiredBy(rec, now)) {
         this.expire(rec, now);
         continue;
       }
-      this.setState(rec, "waiting");
-      this.pushReady(rec);
+      if (rec.dueAt > now) {
+        this.setState(rec, "delayed");
+        rec.reservedAt = now;
+        this.pushDelayed(rec);
+      } else {
+        this.setState(rec, "waiting");
+        this.pushReady(rec);
+      }
     }
     if (changed) this.afterChange();
     return statuses;
@@ -735,6 +755,55 @@ export class MemoryLaneImpl implements MemoryLane {
     this.check();
     const s = this.days.get(day);
     return s === undefined ? undefined : structuredClone(s);
+  }
+
+  // ── recurring schedules ──────────────────────────────────────────────────────────────
+
+  private readonly schedules = new ScheduleStore();
+
+  async putSchedule(record: ScheduleWrite, expectRevision?: number): Promise<ScheduleWriteResult> {
+    this.check();
+    checkScheduleWrite(record);
+    return this.schedules.put(record, expectRevision);
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    this.check();
+    return this.schedules.get(id);
+  }
+
+  async listSchedules(cursor?: string): Promise<SchedulePage> {
+    this.check();
+    return this.schedules.list(cursor);
+  }
+
+  async removeSchedule(id: string): Promise<boolean> {
+    this.check();
+    return this.schedules.remove(id);
+  }
+
+  async dueSchedules(now: number, limit: number): Promise<ScheduleRecord[]> {
+    this.check();
+    return this.schedules.due(now, limit);
+  }
+
+  async nextScheduleAt(): Promise<number | undefined> {
+    this.check();
+    return this.schedules.nextAt();
+  }
+
+  async fireSchedule(
+    record: ScheduleWrite,
+    expectRevision: number,
+    jobs: NewJob[],
+  ): Promise<ScheduleFireResult> {
+    this.check();
+    checkScheduleWrite(record);
+    if (!this.schedules.matches(record.id, expectRevision)) return { status: "stale" };
+    // The put first: when it throws (a full lane), the schedule is left as it was.
+    const results = this.putNow(jobs);
+    const written = this.schedules.put(record, expectRevision);
+    return { status: "ok", revision: (written as { revision: number }).revision, results };
   }
 
   // ── operator features ────────────────────────────────────────────────────────────────
@@ -1346,4 +1415,17 @@ function retentionRules(policy: RetentionPolicy | undefined): RetentionRule[] {
     rules.push({ state, maxAgeMs: p.maxAgeMs, maxCount: p.maxCount });
   }
   return rules;
+}
+
+/** A schedule write as the contract types it (a third-party caller may pass anything). */
+function checkScheduleWrite(record: ScheduleWrite): void {
+  if (typeof record.id !== "string" || record.id.length === 0 || record.id.length > 128) {
+    throw new ConfigError("schedule.id", record.id, "must be a string of 1-128 characters");
+  }
+  if (typeof record.data !== "string") {
+    throw new ConfigError("schedule.data", record.data, "must be a string");
+  }
+  if (record.nextAt !== null && !Number.isFinite(record.nextAt)) {
+    throw new ConfigError("schedule.nextAt", record.nextAt, "must be epoch ms or null");
+  }
 }

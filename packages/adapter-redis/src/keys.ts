@@ -11,6 +11,9 @@ export interface LaneKeys {
   meta: string;
   stats: string;
   wake: string;
+  /** Recurring schedules: id -> stored text, and the ids with a next slot by nextAt. */
+  schedules: string;
+  scheduleIndex: string;
 }
 
 const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"] as const;
@@ -18,7 +21,14 @@ const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x
 export function laneKeys(prefix: string, lane: string): LaneKeys {
   const tag = `${prefix}:{${prefix}:${lane}}:`;
   const all = SUFFIXES.map((s) => tag + s);
-  return { all, meta: `${tag}m`, stats: `${tag}t`, wake: `${tag}k` };
+  return {
+    all,
+    meta: `${tag}m`,
+    stats: `${tag}t`,
+    wake: `${tag}k`,
+    schedules: `${tag}sched`,
+    scheduleIndex: `${tag}sched:due`,
+  };
 }
 
 /** The pub/sub channel of one prefix (cross-process events). */

@@ -154,6 +154,10 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
     timeResolutionMs: 1,
   }),
   ...NO_OPERATOR_CAPABILITIES,
+  // In each lane's slot, fired by lua/fire.lua: a compare-and-set and a put in one script.
+  schedules: true,
+  // release with runAt (lua/release.lua): a job handed back delayed, its attempt not spent.
+  retryAfter: true,
 });
 
 interface BlockingConn {

@@ -23,6 +23,11 @@ import {
   type ReserveOptions,
   type ReserveResult,
   type RetentionPolicy,
+  type ScheduleFireResult,
+  type SchedulePage,
+  type ScheduleRecord,
+  type ScheduleWrite,
+  type ScheduleWriteResult,
   type Summary,
 } from "@tasklane/core/adapter";
 import { Cluster } from "ioredis";
@@ -278,6 +283,130 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     return call;
   }
 
+  // ── recurring schedules ──────────────────────────────────────────────────────────────
+  // Stored in the lane's slot (keys.schedules, keys.scheduleIndex), so a firing's
+  // compare-and-set and the put of its jobs are one script (lua/fire.lua) on Cluster too.
+
+  private scheduleCalls = new Map<ScriptName, ScriptCall>();
+
+  private runScheduleScript(
+    script: "schedule" | "fire",
+    args: Array<string | number | Buffer>,
+  ): Promise<unknown> {
+    this.shared.check(`redis lane "${this.name}"`);
+    this.idle = undefined;
+    let call = this.scheduleCalls.get(script);
+    if (call === undefined || call.fixed !== this.common) {
+      const keys = [...this.keys.all, this.keys.schedules, this.keys.scheduleIndex];
+      call = new ScriptCall(SCRIPTS[script], keys, this.common);
+      this.scheduleCalls.set(script, call);
+    }
+    const pending = runCall(
+      this.shared.client,
+      call,
+      args,
+      `${script} on lane "${this.name}"`,
+      this.shared.scripting,
+    );
+    this.shared.track(pending);
+    return pending;
+  }
+
+  async putSchedule(record: ScheduleWrite, expectRevision?: number): Promise<ScheduleWriteResult> {
+    checkScheduleWrite(record);
+    const reply = Number(
+      await this.runScheduleScript("schedule", [
+        "put",
+        record.id,
+        expectRevision === undefined ? "" : String(expectRevision),
+        record.nextAt === null ? "" : String(record.nextAt),
+        record.data,
+      ]),
+    );
+    return reply < 0 ? { status: "stale" } : { status: "ok", revision: reply };
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    this.shared.check(`redis lane "${this.name}"`);
+    const text = await this.shared.client.hget(this.keys.schedules, id);
+    return text === null ? undefined : scheduleRecord(id, text);
+  }
+
+  async listSchedules(cursor?: string): Promise<SchedulePage> {
+    this.shared.check(`redis lane "${this.name}"`);
+    const [next, flat] = await this.shared.client.hscan(
+      this.keys.schedules,
+      cursor ?? "0",
+      "COUNT",
+      DEFAULT_PAGE_SIZE,
+    );
+    const records: ScheduleRecord[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const record = scheduleRecord(flat[i] as string, flat[i + 1] as string);
+      if (record) records.push(record);
+    }
+    return next === "0" ? { records } : { records, cursor: next };
+  }
+
+  async removeSchedule(id: string): Promise<boolean> {
+    return Number(await this.runScheduleScript("schedule", ["del", id])) === 1;
+  }
+
+  async dueSchedules(now: number, limit: number): Promise<ScheduleRecord[]> {
+    const flat = (await this.runScheduleScript("schedule", [
+      "due",
+      String(now),
+      String(Math.max(1, Math.floor(limit))),
+    ])) as string[];
+    const records: ScheduleRecord[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const record = scheduleRecord(flat[i] as string, flat[i + 1] as string);
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  async nextScheduleAt(): Promise<number | undefined> {
+    this.shared.check(`redis lane "${this.name}"`);
+    const reply = await this.shared.client.zrange(this.keys.scheduleIndex, 0, 0, "WITHSCORES");
+    return reply.length < 2 ? undefined : Number(reply[1]);
+  }
+
+  async fireSchedule(
+    record: ScheduleWrite,
+    expectRevision: number,
+    jobs: NewJob[],
+  ): Promise<ScheduleFireResult> {
+    checkScheduleWrite(record);
+    // put's arguments as putNow's layout "5" (lua/put.lua), after the schedule's own.
+    const args: Array<string | number | Buffer> = [
+      record.id,
+      String(expectRevision),
+      record.nextAt === null ? "" : String(record.nextAt),
+      record.data,
+      this.shared.putEvents ? "e" : "",
+      "5",
+    ];
+    for (const job of jobs) {
+      args.push(
+        encodeId(job.id),
+        encodeJobText(job.task, job.payload, job.appData),
+        priorityArg(job),
+        runAtArg(job),
+        publishedAtArg(job),
+      );
+    }
+    const reply = (await this.runScheduleScript("fire", args)) as string | number | number[];
+    if (reply === "stale") return { status: "stale" };
+    const results = jobs.map(
+      (job, i): PutResult => ({
+        id: job.id,
+        status: typeof reply === "number" || reply[i] === 1 ? "created" : "duplicate",
+      }),
+    );
+    return { status: "ok", revision: expectRevision + 1, results };
+  }
+
   // ── reserve ──────────────────────────────────────────────────────────────────────────
 
   async reserve(options: ReserveOptions): Promise<ReserveResult> {
@@ -386,7 +515,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
         const jobs = Array.isArray(reply) ? parseReserve(reply).jobs : [];
         if (jobs.length === 0) return;
         // send(), not release(): this also runs while the adapter closes
-        await this.send("release", lockArgs(jobs.map((job) => job.lock))).catch(() => {
+        await this.send("release", ["", ...lockArgs(jobs.map((job) => job.lock))]).catch(() => {
           // Not handed back (the server is gone): the leases expire and the jobs come
           // back then, as after a crash.
         });
@@ -446,7 +575,17 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     const closes = this.shared.closes;
-    const reply = await this.run("release", lockArgs(items.map((item) => item.lock)));
+    // One ">d" runAt per lock when any item has one (ctx.retryAfter; 0: due at once).
+    let runAts: string | Buffer = "";
+    if (items.some((item) => item.runAt !== undefined)) {
+      const packed = Buffer.alloc(8 * items.length);
+      items.forEach((item, i) => {
+        const at = item.runAt;
+        packed.writeDoubleBE(at !== undefined && Number.isFinite(at) ? Math.ceil(at) : 0, 8 * i);
+      });
+      runAts = packed;
+    }
+    const reply = await this.run("release", [runAts, ...lockArgs(items.map((item) => item.lock))]);
     return this.settled("release", closes, reply);
   }
 
@@ -741,4 +880,31 @@ function jobsShape(jobs: readonly NewJob[]): number {
     }
   }
   return shape;
+}
+
+/** A stored schedule's text ("<revision>\n<nextAt>\n<data>", lua/_common.lua) as a record. */
+function scheduleRecord(id: string, text: string): ScheduleRecord | undefined {
+  const a = text.indexOf("\n");
+  const b = a < 0 ? -1 : text.indexOf("\n", a + 1);
+  if (b < 0) return undefined;
+  const nextAt = text.slice(a + 1, b);
+  return {
+    id,
+    revision: Number(text.slice(0, a)),
+    nextAt: nextAt === "" ? null : Number(nextAt),
+    data: text.slice(b + 1),
+  };
+}
+
+/** A schedule write as the contract types it (a third-party caller may pass anything). */
+function checkScheduleWrite(record: ScheduleWrite): void {
+  if (typeof record.id !== "string" || record.id.length === 0 || record.id.length > 128) {
+    throw new ConfigError("schedule.id", record.id, "must be a string of 1-128 characters");
+  }
+  if (typeof record.data !== "string") {
+    throw new ConfigError("schedule.data", record.data, "must be a string");
+  }
+  if (record.nextAt !== null && !Number.isFinite(record.nextAt)) {
+    throw new ConfigError("schedule.nextAt", record.nextAt, "must be epoch ms or null");
+  }
 }

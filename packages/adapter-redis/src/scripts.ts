@@ -42,6 +42,8 @@ export const SCRIPT_NAMES = [
   "probe",
   "get",
   "list",
+  "schedule",
+  "fire",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -68,6 +70,9 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   list: ["allow-oom"],
   probe: ["allow-oom"],
   get: ["allow-oom"],
+  // Schedules grow memory as puts do: refused whole under OOM.
+  schedule: [],
+  fire: [],
 };
 
 /**
@@ -210,8 +215,10 @@ function loadScripts(): { scripts: Record<ScriptName, Script>; library: Library 
   const dir = luaDir();
   const common = readFileSync(new URL("_common.lua", dir), "utf8");
   const prelude = splitPrelude(common);
+  const read = (file: string) => readFileSync(new URL(`${file}.lua`, dir), "utf8");
+  // fire is a prologue (the schedule's compare-and-set) in front of put's body.
   const bodies = SCRIPT_NAMES.map(
-    (file) => [file, readFileSync(new URL(`${file}.lua`, dir), "utf8")] as const,
+    (file) => [file, file === "fire" ? `${read("fire")}\n${read("put")}` : read(file)] as const,
   );
   const library = buildLibrary(bodies, prelude);
   const scripts = {} as Record<ScriptName, Script>;

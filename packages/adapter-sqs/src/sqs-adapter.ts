@@ -160,6 +160,11 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     promote: false,
     move: false,
     expiry: false,
+    // Schedules need a store with a compare-and-set that commits together with the put of
+    // the slot's job; SQS has neither (a message cannot be read by key or updated).
+    schedules: false,
+    // An uncounted release sends a fresh copy; a delay on it is not built yet.
+    retryAfter: false,
   };
 }
 

@@ -457,7 +457,7 @@ ${examples(["tasklane workers", "tasklane workers --json | jq .held"])}`,
 
   program
     .command("schedules")
-    .description("Recurring schedules (needs core's schedules; exit 3 until then)")
+    .description("Recurring schedules of every lane (exit 3 where the adapter lacks them)")
     .action(async (_options: unknown, command: Command) => run(command, (ctx) => schedules(ctx)));
 
   return program;

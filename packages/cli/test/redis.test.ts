@@ -653,10 +653,6 @@ describe("configuration", () => {
       ["enqueue", "flaky", '{"n":1}', "--expires-in", "5m"],
       "The redis adapter does not support job expiry (capability expiry): --expires-in needs it",
     ],
-    [
-      ["schedules"],
-      "schedules are not supported by this adapter / version yet: the installed @tasklane/core has no tl.schedules()",
-    ],
   ])("%j exits 3, naming what the backend lacks, and changes nothing", async (args, message) => {
     const prefix = newPrefix();
     const app = createApp(prefix);
@@ -670,5 +666,32 @@ describe("configuration", () => {
     });
     expect(await app.lane("default").get("j1")).toEqual(before);
     expect(await counts(app)).toMatchObject({ waiting: 1 });
+  });
+
+  it("schedules lists every lane's recurring schedules, as a table or NDJSON", async () => {
+    const prefix = newPrefix();
+    const app = createApp(prefix);
+    const none = await runCli(["schedules"], { env: cliEnv(prefix) });
+    expect(none).toMatchObject({ code: 0, stdout: "" });
+    expect(none.stderr).toContain("no schedules");
+    const startAt = Date.UTC(2030, 0, 1);
+    await app.schedules.upsert("daily", { cron: "0 6 * * *", timezone: "Europe/Berlin" }, report, {
+      day: "today",
+    });
+    await app.schedules.upsert("often", { everyMs: 60_000, startAt }, report, { day: "x" });
+    const json = await runCli(["schedules", "--json"], { env: cliEnv(prefix) });
+    expect(json.code).toBe(0);
+    const rows = ndjson<{ id: string; lane: string; task: string; nextAt: number | null }>(
+      json.stdout,
+    );
+    expect(rows.map((r) => [r.id, r.lane, r.task])).toEqual([
+      ["daily", "low", "report"],
+      ["often", "low", "report"],
+    ]);
+    expect(rows[1]?.nextAt).toBe(startAt);
+    const table = await runCli(["schedules"], { env: cliEnv(prefix) });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain("daily");
+    expect(table.stdout).toContain(new Date(startAt).toISOString().slice(0, 16));
   });
 });

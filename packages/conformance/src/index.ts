@@ -18,6 +18,8 @@ import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
+import { registerRetryAfterTests } from "./retry-after-tests.ts";
+import { registerScheduleTests } from "./schedule-tests.ts";
 import { registerTraceContextTests } from "./trace-context-tests.ts";
 import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
@@ -44,5 +46,7 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerTraceContextTests(harness);
     registerOperatorTests(harness, options);
     registerContractTests(harness, options);
+    registerScheduleTests(harness, options);
+    registerRetryAfterTests(harness, options);
   });
 }

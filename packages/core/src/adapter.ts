@@ -255,6 +255,11 @@ export interface ReleaseItem {
   lock: Lock;
   /** When true the delivery does not count as an attempt. */
   uncounted: true;
+  /**
+   * Epoch ms the job is due again (capability `retryAfter`): it waits delayed until then,
+   * its due time becomes this. Absent: due again at once, at its place.
+   */
+  runAt?: number;
   /** The job's last unsent report (capability `reports`): a handler stopped at shutdown may have logged. */
   report?: JobReport;
 }
@@ -619,6 +624,14 @@ export interface Capabilities {
   move?: boolean;
   /** `NewJob.expiresAt` honoured: the terminal state `expired`. */
   expiry?: boolean;
+  /**
+   * Recurring schedules stored in the lane (`putSchedule`, `getSchedule`, `listSchedules`,
+   * `removeSchedule`, `dueSchedules`, `nextScheduleAt`, `fireSchedule`): fireSchedule's
+   * compare-and-set and its put are one atomic step (docs/adapter-contract.md, "schedules").
+   */
+  schedules?: boolean;
+  /** `ReleaseItem.runAt` honoured: a job handed back uncounted waits until then (`ctx.retryAfter`). */
+  retryAfter?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -634,6 +647,8 @@ export const OPERATOR_CAPABILITIES = [
   "promote",
   "move",
   "expiry",
+  "schedules",
+  "retryAfter",
 ] as const satisfies ReadonlyArray<keyof Capabilities>;
 export type OperatorCapability = (typeof OPERATOR_CAPABILITIES)[number];
 
@@ -685,6 +700,8 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     promote: true,
     move: true,
     expiry: true,
+    schedules: true,
+    retryAfter: true,
   });
 }
 
@@ -736,6 +753,60 @@ export interface LaneStore {
    * adapter, keeping their ids (capability `move`).
    */
   move?(ids: string[], to: LaneStore): Promise<MoveResult[]>;
+
+  // Recurring schedules (capability `schedules`; docs/adapter-contract.md, "schedules").
+  // The adapter stores opaque records ordered by `nextAt`; core owns every rule.
+
+  /**
+   * Write a schedule. `expectRevision` absent: unconditionally; 0: only if no schedule has
+   * the id; n: only if its revision is still n. A write bumps the revision.
+   */
+  putSchedule?(record: ScheduleWrite, expectRevision?: number): Promise<ScheduleWriteResult>;
+  getSchedule?(id: string): Promise<ScheduleRecord | undefined>;
+  /** One page of the lane's schedules, in no promised order, from `cursor`. */
+  listSchedules?(cursor?: string): Promise<SchedulePage>;
+  /** Remove a schedule; false when there was none. Jobs it already put stay. */
+  removeSchedule?(id: string): Promise<boolean>;
+  /** Up to `limit` schedules with `nextAt <= now`, earliest first. */
+  dueSchedules?(now: number, limit: number): Promise<ScheduleRecord[]>;
+  /** The earliest `nextAt` of the lane's schedules; undefined when none has one. */
+  nextScheduleAt?(): Promise<number | undefined>;
+  /**
+   * In one atomic step: if the schedule's revision is still `expectRevision`, write
+   * `record` (bumping the revision) and put `jobs` (ids de-duplicated as by `put`);
+   * otherwise change nothing and answer "stale".
+   */
+  fireSchedule?(
+    record: ScheduleWrite,
+    expectRevision: number,
+    jobs: NewJob[],
+  ): Promise<ScheduleFireResult>;
+}
+
+/** A schedule as core writes it: `data` is core's encoding, opaque to the adapter. */
+export interface ScheduleWrite {
+  /** 1-128 characters. */
+  id: string;
+  data: string;
+  /** Epoch ms of the next slot; null when none is pending (paused, ended). */
+  nextAt: number | null;
+}
+
+/** A stored schedule: what was written, and its revision (1 after the first write). */
+export interface ScheduleRecord extends ScheduleWrite {
+  revision: number;
+}
+
+export type ScheduleWriteResult = { status: "ok"; revision: number } | { status: "stale" };
+
+export type ScheduleFireResult =
+  | { status: "ok"; revision: number; results: PutResult[] }
+  | { status: "stale" };
+
+export interface SchedulePage {
+  records: ScheduleRecord[];
+  /** Absent on the last page. */
+  cursor?: string;
 }
 
 /** The LaneStore methods of the operator capabilities, for `Required<Omit<LaneStore, …>>`. */
@@ -746,7 +817,14 @@ export type OperatorLaneMethod =
   | "failures"
   | "setPriority"
   | "promote"
-  | "move";
+  | "move"
+  | "putSchedule"
+  | "getSchedule"
+  | "listSchedules"
+  | "removeSchedule"
+  | "dueSchedules"
+  | "nextScheduleAt"
+  | "fireSchedule";
 
 export interface Adapter {
   /** Short name used in errors ("memory", "redis", "sqs"). */

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "TIMEOUT"
   | "UNRECOVERABLE"
   | "SHUTDOWN"
+  | "RETRY_AFTER"
   | "ADAPTER"
   | "UNKNOWN_TASK"
   | "RESULT_TOO_LARGE"
@@ -150,6 +151,18 @@ export class TimeoutError extends TasklaneError {
 export class UnrecoverableError extends TasklaneError {
   constructor(message: string, options?: ErrorOptions) {
     super("UNRECOVERABLE", message, options);
+  }
+}
+
+/**
+ * What `ctx.retryAfter(ms)` returns for the handler to throw: the job is handed back,
+ * due again at `runAt`, and the attempt is not spent (a 429 from an API it calls).
+ */
+export class RetryAfterError extends TasklaneError {
+  readonly runAt: number;
+  constructor(runAt: number, delayMs: number) {
+    super("RETRY_AFTER", `Retry after ${delayMs} ms (the attempt is not spent)`);
+    this.runAt = runAt;
   }
 }
 

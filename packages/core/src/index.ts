@@ -44,6 +44,12 @@ export {
   MIN_JOB_PRIORITY,
 } from "./client/job-encoder.ts";
 export type {
+  FireReport,
+  ScheduleInfo,
+  ScheduleJobOptions,
+  Schedules,
+} from "./client/schedules.ts";
+export type {
   DeleteFilter,
   JobView,
   LaneHandle,
@@ -68,6 +74,7 @@ export {
   MovedError,
   PayloadTooLargeError,
   ResultTooLargeError,
+  RetryAfterError,
   ShutdownError,
   TasklaneError,
   TimeoutError,
@@ -89,6 +96,13 @@ export type {
 export { JobFailedError, JobNotFoundError, WaitTimeoutError } from "./job-errors.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";
+export type { CatchUp, ResolvedSpec, ScheduleSpec } from "./schedule.ts";
+export {
+  MAX_CATCH_UP_RUNS,
+  MAX_SCHEDULE_ID_LENGTH,
+  MIN_EVERY_MS,
+  scheduleJobId,
+} from "./schedule.ts";
 export type {
   CreateSelectorOptions,
   HintedStrideOptions,

@@ -37,6 +37,13 @@ export interface JobContext {
    * the job keeps its lane's last `logLimit` lines and counts the ones dropped.
    */
   log(message: string): void;
+  /**
+   * Hand the job back to run again in `ms`, without spending an attempt (the API it called
+   * answered 429): `throw ctx.retryAfter(30_000)`. The error it returns must be thrown (or
+   * be what the handler rejects with). Needs capability `retryAfter` (else UnsupportedError
+   * here); `ms` from 0 to the adapter's maxDelayMs (else ConfigError).
+   */
+  retryAfter(ms: number): Error;
 }
 
 type MaybePromise<T> = T | Promise<T>;

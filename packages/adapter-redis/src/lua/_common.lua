@@ -1107,3 +1107,23 @@ end
 local function tokenAt(tokens, i)
   return (struct.unpack(">d", tokens, 8 * i - 7))
 end
+--@
+-- Recurring schedules (capability schedules; scripts schedule and fire). KEYS[14] the
+-- schedules hash: id -> "<revision>\n<nextAt or empty>\n<data>" (data is core's, opaque);
+-- KEYS[15] the due index: a zset of the ids that have a next slot, score nextAt.
+-- Writes schedule `id` if its revision is still `expect` ("" any; "0" none stored yet):
+-- returns the new revision, or -1 (stale) and writes nothing.
+local function scheduleWrite(id, expect, nextAt, data)
+  local old = redis.call("HGET", KEYS[14], id)
+  local revision = 0
+  if old then revision = tonumber(string.match(old, "^(%d+)\n")) or 0 end
+  if expect ~= "" and tonumber(expect) ~= revision then return -1 end
+  revision = revision + 1
+  redis.call("HSET", KEYS[14], id, revision .. "\n" .. nextAt .. "\n" .. data)
+  if nextAt == "" then
+    redis.call("ZREM", KEYS[15], id)
+  else
+    redis.call("ZADD", KEYS[15], nextAt, id)
+  end
+  return revision
+end

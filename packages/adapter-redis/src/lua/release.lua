@@ -1,14 +1,16 @@
 -- tasklane: release — hand active jobs back, due again at once and at their place (their due
--- time stays), without counting the delivery.
+-- time stays), or delayed until a runAt given (ctx.retryAfter), without counting the delivery.
 -- KEYS: the thirteen lane keys (see _common.lua)
--- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
+-- ARGV: common 1..6; ARGV[7] "" (every job due at once) or one ">d" runAt per lock (0: due
+--       at once); then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost. A lock named again in the call is
 -- lost after its first use (the job stays active until the end of the call).
 
-local ids, _, tokens = lockIds(7)
-if ids == nil then
+local runAts = ARGV[7]
+local ids, _, tokens = lockIds(8)
+if ids == nil or (#runAts > 0 and #runAts ~= 8 * #ids) then
   return redis.error_reply(
-    "TASKLANE_BAD_ARGUMENT release takes ids, then one packed token per id")
+    "TASKLANE_BAD_ARGUMENT release takes runAts, ids, then one packed token per id")
 end
 load(ids)
 
@@ -16,6 +18,8 @@ local result = {}
 local done = {}
 local back = {}
 local used = {}
+local delayedAdd = {}
+local earliest = nil
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -30,9 +34,20 @@ for i = 1, #ids do
     rec.attempt = rec.attempt - 1
     note(rec, EV_RELEASED)
     lifecycleEvent("released", id)
-    touch(id, rec)
+    local at = 0
+    if #runAts > 0 then at = struct.unpack(">d", runAts, 8 * i - 7) end
     done[#done + 1] = id
-    back[#back + 1] = { id, rec }
+    if at > NOW then
+      -- ctx.retryAfter: delayed until runAt, which becomes its due time.
+      rec.due = at
+      rec.state = DELAYED
+      delayedAdd[#delayedAdd + 1] = at
+      delayedAdd[#delayedAdd + 1] = id
+      if earliest == nil or at < earliest then earliest = at end
+    else
+      back[#back + 1] = { id, rec }
+    end
+    touch(id, rec)
   end
 end
 
@@ -42,8 +57,13 @@ if #done > 0 then
   local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0
   for i = 1, #back do makeWaiting(back[i][1], back[i][2]) end
   flushRecords()
-  if wasEmpty or MAX_CONC > 0 then wake() end
+  if (#back > 0 and wasEmpty) or MAX_CONC > 0 then wake() end
   flushWaiting()
+  if earliest ~= nil then
+    lowerDelayedBound(earliest)
+    wakeIfEarliest(earliest)
+    redis.call("ZADD", KD, unpack(delayedAdd))
+  end
   flushMeta()
   flushStats()
   if #finishedAdds[FAILED] > 0 then

@@ -1,12 +1,11 @@
 /**
  * `tasklane failures|workers|schedules`: failure groups (failed jobs by error name) and
  * the worker registry, from the operator data model; each needs a capability of the
- * adapter and exits 3 naming it where the backend lacks it. Recurring schedules are not
- * in core yet: that command says so and exits 3 too.
+ * adapter and exits 3 naming it where the backend lacks it; and the recurring schedules of
+ * every lane (capability schedules).
  */
 import { type Capabilities, type FailureGroup, UnsupportedError } from "@tasklane/core";
 import type { CommandContext } from "../context.ts";
-import { NotAvailableError } from "../errors.ts";
 import { formatDuration, formatTime, oneLine, renderTable } from "../output.ts";
 import type { Session } from "../session.ts";
 
@@ -106,9 +105,33 @@ export async function workers(ctx: CommandContext): Promise<void> {
   );
 }
 
-/** `tasklane schedules`: core has no recurring schedules yet (exit 3). */
+/** `tasklane schedules`: every lane's recurring schedules, by next slot. */
 export async function schedules(ctx: CommandContext): Promise<void> {
-  // Connected first, like every command: a bad configuration is still exit 2.
-  await ctx.connect();
-  throw new NotAvailableError("schedules", "tl.schedules");
+  const session = await ctx.connect();
+  requireCapability(session, "schedules", "recurring schedules");
+  const list = await session.tl.schedules.list();
+  if (ctx.json) {
+    for (const schedule of list) await ctx.out.json(schedule);
+    return;
+  }
+  if (list.length === 0) {
+    ctx.note("no schedules");
+    return;
+  }
+  await ctx.out.line(
+    renderTable(
+      ["schedule", "lane", "task", "every", "timezone", "next", "runs", "paused"],
+      list.map((s) => [
+        s.id,
+        s.lane,
+        s.task,
+        s.spec.cron ?? formatDuration(s.spec.everyMs ?? 0),
+        s.spec.timezone ?? "",
+        s.nextAt === null ? "-" : formatTime(s.nextAt),
+        s.runs,
+        s.paused ? "yes" : "",
+      ]),
+      ["left", "left", "left", "left", "left", "left", "right", "left"],
+    ),
+  );
 }

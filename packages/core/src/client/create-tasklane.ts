@@ -17,6 +17,7 @@ import { resolveClientOptions } from "./client-options.ts";
 import { createJobEncoder } from "./job-encoder.ts";
 import { toJobView } from "./job-view.ts";
 import { createLaneHandle } from "./lane-handle.ts";
+import { createSchedules } from "./schedules.ts";
 import type { JobView, LaneHandle, Tasklane, TasklaneOptions } from "./tasklane.ts";
 import { createWaitFor } from "./wait-for.ts";
 
@@ -67,6 +68,24 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const notifyLocalPublish = (lane: string, dueAt?: number) => {
     for (const wake of localPublishListeners) wake(lane, dueAt);
   };
+  /** Local workers' schedule tickers, re-armed at once by an upsert or resume here. */
+  const localScheduleListeners = new Set<(lane: string) => void>();
+  const schedules = createSchedules({
+    adapter,
+    clock,
+    events,
+    encoder,
+    lanes: () => [...configs.keys()],
+    openLane,
+    knownTask: (task) => knownTask(task),
+    checkOpen: () => {
+      if (closed) throw new ClosedError("tasklane client");
+    },
+    notifyLocalPublish: (lane) => notifyLocalPublish(lane),
+    notifyLocalSchedule: (lane) => {
+      for (const poke of localScheduleListeners) poke(lane);
+    },
+  });
   const workerHost: WorkerHost = {
     adapter,
     clock,
@@ -79,6 +98,13 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     maxResultBytes: resolved.maxResultBytes,
     makeSelector: resolved.makeSelector,
     openLane,
+    fireDueSchedules: async (lane) => {
+      await schedules.fireDue(lane);
+    },
+    onLocalSchedule(listener) {
+      localScheduleListeners.add(listener);
+      return () => localScheduleListeners.delete(listener);
+    },
     onLocalPublish(listener) {
       localPublishListeners.add(listener);
       return () => localPublishListeners.delete(listener);
@@ -271,6 +297,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       workers.add(w);
       return w;
     },
+    schedules,
     lane: handle,
     lanes: () => [...configs.keys()].map(handle),
     tasks: () => [...tasks.values()],

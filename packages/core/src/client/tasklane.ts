@@ -24,6 +24,7 @@ import type { DayStats } from "../stats.ts";
 import type { AnyTask, TaskInput, TaskResult } from "../task.ts";
 import type { Worker } from "../worker/create-worker.ts";
 import type { StopOptions, WorkerOptions } from "../worker/worker-options.ts";
+import type { Schedules } from "./schedules.ts";
 
 export interface TasklaneOptions {
   /** The storage backend. */
@@ -237,6 +238,8 @@ export interface Tasklane {
   /** Create a worker (not started) serving all lanes, or `options.lanes`. */
   worker(options?: WorkerOptions): Worker;
   /** Management view of a lane, by config name. */
+  /** Recurring schedules (capability `schedules`; README, "Recurring schedules"). */
+  readonly schedules: Schedules;
   lane(name: string): LaneHandle;
   /** Management views of every lane of this client, in configuration order. */
   lanes(): LaneHandle[];

@@ -16,6 +16,7 @@ import type { LaneState } from "./lane-state.ts";
 import { createReporter, type Reporter } from "./reporter.ts";
 import { createJobRunner } from "./run-job.ts";
 import { createRunnerPool } from "./runner-pool.ts";
+import { createScheduleTicker, type ScheduleTicker } from "./schedule-ticker.ts";
 import { createSettler } from "./settler.ts";
 import type { WorkerHost } from "./worker-host.ts";
 import { emptyWorkerMetrics, type WorkerMetrics } from "./worker-metrics.ts";
@@ -85,6 +86,8 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     maxResultBytes: host.maxResultBytes,
     storeResults: caps.results === true,
     reporter,
+    adapterName: adapter.name,
+    retryAfterMaxMs: caps.retryAfter ? caps.maxDelayMs : undefined,
   });
   const pool = createRunnerPool<HeldJob>({
     concurrency,
@@ -110,6 +113,8 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
   let stopPromise: Promise<void> | undefined;
   let unsubscribe: (() => Promise<void>) | undefined;
   let stopLocalPublish: (() => void) | undefined;
+  let ticker: ScheduleTicker | undefined;
+  let stopLocalSchedule: (() => void) | undefined;
   const laneByFullName = new Map<string, LaneState>();
 
   host.instrumentation?.worker?.({
@@ -144,7 +149,10 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     loop?.abortPoll();
     pool.wakeSlotWaiter();
     stopLocalPublish?.();
+    stopLocalSchedule?.();
+    const tickerDone = ticker?.stop();
     await loopDone;
+    await tickerDone;
     // Prefetched jobs that have not started go back now, not after the running ones.
     for (const h of held) {
       if (!h.running && !h.settled) settler.settle(h, { kind: "release" });
@@ -251,6 +259,20 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
       running = true;
       heartbeat.start();
       loopDone = laneLoop.run();
+      if (caps.schedules && resolved.schedulePollMs > 0) {
+        ticker = createScheduleTicker({
+          clock,
+          events,
+          lanes: lanes
+            .filter((ls) => typeof ls.store.nextScheduleAt === "function")
+            .map((ls) => ({ name: ls.config.name, store: ls.store })),
+          fire: host.fireDueSchedules,
+          pollMs: resolved.schedulePollMs,
+        });
+        ticker.start();
+        const t = ticker;
+        stopLocalSchedule = host.onLocalSchedule((lane) => t.poke(lane));
+      }
     },
     stop(options?: StopOptions) {
       let graceMs: number;

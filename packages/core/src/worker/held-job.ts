@@ -30,6 +30,8 @@ export interface HeldJob {
    * effect is unknown, so a "lost" answer to its retry is no proof the lease was lost.
    */
   unsure: boolean;
+  /** `ctx.retryAfter`: the release hands it back due at this time. */
+  releaseAt?: number;
   /** The last wait before retrying its settling call, ms (0 before the first retry). */
   retryDelayMs: number;
   abortReason: Error | undefined;

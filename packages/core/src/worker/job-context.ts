@@ -1,6 +1,12 @@
 import type { Clock } from "../clock.ts";
 import { byteLength } from "../codec.ts";
-import { PayloadTooLargeError, ValidationError } from "../errors.ts";
+import {
+  ConfigError,
+  PayloadTooLargeError,
+  RetryAfterError,
+  UnsupportedError,
+  ValidationError,
+} from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import type { JobContext } from "../task.ts";
 import type { HeldJob } from "./held-job.ts";
@@ -15,6 +21,9 @@ export interface ContextHost {
   lose: Settler["lose"];
   /** Set where the adapter stores reports (capability `reports`). */
   reporter: Reporter | undefined;
+  /** The adapter's name, and its maxDelayMs where it has capability `retryAfter`. */
+  adapterName: string;
+  retryAfterMaxMs: number | undefined;
 }
 
 /** A handler's context. A class, so a job costs one small object rather than closures. */
@@ -51,6 +60,16 @@ export class HeldJobContext implements JobContext {
       if (h.abortReason) h.controller.abort(h.abortReason);
     }
     return h.controller.signal;
+  }
+  retryAfter(ms: number): Error {
+    const host = this.#host;
+    if (host.retryAfterMaxMs === undefined) {
+      throw new UnsupportedError(host.adapterName, "ctx.retryAfter (capability retryAfter)");
+    }
+    if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > host.retryAfterMaxMs) {
+      throw new ConfigError("ms", ms, `must be a number of ms from 0 to ${host.retryAfterMaxMs}`);
+    }
+    return new RetryAfterError(host.clock.now() + ms, ms);
   }
   async heartbeat(): Promise<boolean> {
     const h = this.#h;

@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.ts";
 import { decodeJson } from "../codec.ts";
-import { PayloadTooLargeError, TimeoutError, ValidationError } from "../errors.ts";
+import { PayloadTooLargeError, RetryAfterError, TimeoutError, ValidationError } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
 import type { Instrumentation, JobTelemetry } from "../instrumentation.ts";
 import { type AnyTask, validatePayload } from "../task.ts";
@@ -27,6 +27,9 @@ export interface JobRunnerDeps {
   storeResults: boolean;
   /** Sends handlers' reports, where the adapter stores them (capability `reports`). */
   reporter: Reporter | undefined;
+  /** The adapter's name, and its maxDelayMs where it honours `ctx.retryAfter`. */
+  adapterName: string;
+  retryAfterMaxMs: number | undefined;
 }
 
 /**
@@ -38,7 +41,14 @@ export interface JobRunnerDeps {
 export function createJobRunner(deps: JobRunnerDeps) {
   const { clock, events, settler, stopping, maxPayloadBytes, instrumentation, reporter } = deps;
   const { settle } = settler;
-  const contextHost: ContextHost = { clock, events, lose: settler.lose, reporter };
+  const contextHost: ContextHost = {
+    clock,
+    events,
+    lose: settler.lose,
+    reporter,
+    adapterName: deps.adapterName,
+    retryAfterMaxMs: deps.retryAfterMaxMs,
+  };
   const succeed = createSucceed({
     settle,
     maxResultBytes: deps.maxResultBytes,
@@ -149,7 +159,9 @@ export function createJobRunner(deps: JobRunnerDeps) {
         if (checking !== undefined) await checking;
       }
     } catch (error) {
-      if (!h.settled) settle(h, { kind: "failure", error });
+      if (h.settled) return;
+      if (error instanceof RetryAfterError) settle(h, { kind: "release", runAt: error.runAt });
+      else settle(h, { kind: "failure", error });
     } finally {
       h.running = false;
       h.interrupt = undefined;

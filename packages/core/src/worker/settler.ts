@@ -49,7 +49,7 @@ export type Ending =
   | { kind: "success" }
   | { kind: "failure"; error: unknown; reason?: JobError["reason"] }
   | { kind: "dead"; error: JobError }
-  | { kind: "release" };
+  | { kind: "release"; runAt?: number };
 
 /** Why a lease is gone without this worker settling it. */
 export type LossStatus = "lost" | "canceled" | "put";
@@ -282,7 +282,16 @@ export function createSettler(deps: SettlerDeps): Settler {
     call: "release",
     holder: self,
     send: (ls, b) =>
-      ls.store.release(b.map((h) => withReport({ lock: h.job.lock, uncounted: true as const }, h))),
+      ls.store.release(
+        b.map((h) =>
+          withReport(
+            h.releaseAt === undefined
+              ? { lock: h.job.lock, uncounted: true as const }
+              : { lock: h.job.lock, uncounted: true as const, runAt: h.releaseAt },
+            h,
+          ),
+        ),
+      ),
     onOk: () => {},
     requeue: (p, h) => p.releases.push(h),
   };
@@ -314,6 +323,7 @@ export function createSettler(deps: SettlerDeps): Settler {
       p.acks.push(h);
       h.telemetry?.settling(ACK);
     } else if (ending.kind === "release") {
+      if (ending.runAt !== undefined) h.releaseAt = ending.runAt;
       p.releases.push(h);
       h.telemetry?.settling(RELEASE);
     } else if (ending.kind === "dead") {

@@ -34,6 +34,14 @@ export interface WorkerHost {
   makeSelector(): Selector;
   /** The backend's handle of a lane, opened once per client. */
   openLane(name: string): Promise<LaneStore>;
+  /** Put the due runs of the schedules stored in `lane` (config name). */
+  fireDueSchedules(lane: string): Promise<void>;
+  /**
+   * Call `listener` with a lane's config name when this process writes one of its
+   * schedules a next slot (upsert, resume), so the worker's timer is set to it at once.
+   * Returns the function that stops it.
+   */
+  onLocalSchedule(listener: (lane: string) => void): () => void;
   /**
    * Call `listener` with a lane's config name whenever this process publishes to it (or
    * resumes it), so an idle worker wakes at once; `dueAt` when every job published was

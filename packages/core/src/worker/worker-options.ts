@@ -30,6 +30,12 @@ export interface WorkerOptions {
    * last always rides on its ack or nack. Default 1_000.
    */
   reportMs?: number;
+  /**
+   * Fire the due runs of recurring schedules stored in the served lanes: at the earliest
+   * next slot, and at least this often (another process may add an earlier one). 0: this
+   * worker fires none. Default 1,000 ms.
+   */
+  schedulePollMs?: number;
 }
 
 export interface StopOptions {
@@ -52,6 +58,7 @@ export function resolveStopOptions(input: StopOptions | undefined): Required<Sto
 const MIN_HEARTBEAT_MS = 10;
 /** Below this, reports would cost a call per lane nearly as often as the handlers log. */
 const MIN_REPORT_MS = 10;
+const MIN_SCHEDULE_POLL_MS = 10;
 /** The error back-off doubles up to 30 s; a first back-off above that would be capped anyway. */
 export const MAX_ERROR_BACKOFF_MS = 30_000;
 
@@ -65,6 +72,7 @@ export interface ResolvedWorkerOptions {
   heartbeatMs: number;
   errorBackoffMs: number;
   reportMs: number;
+  schedulePollMs: number;
 }
 
 export const workerOptionsSchema = z
@@ -83,6 +91,11 @@ export const workerOptionsSchema = z
       .max(MAX_ERROR_BACKOFF_MS, `must be <= ${MAX_ERROR_BACKOFF_MS} ms (the back-off's cap)`)
       .optional(),
     reportMs: timerMs(MIN_REPORT_MS).optional(),
+    schedulePollMs: z
+      .union([z.literal(0), timerMs(MIN_SCHEDULE_POLL_MS)], {
+        error: `must be 0 (off) or from ${MIN_SCHEDULE_POLL_MS} to ${MAX_TIMER_MS} ms`,
+      })
+      .optional(),
   })
   .strict();
 
@@ -128,5 +141,6 @@ export function resolveWorkerOptions(
     heartbeatMs,
     errorBackoffMs: options.errorBackoffMs ?? 250,
     reportMs: options.reportMs ?? 1_000,
+    schedulePollMs: options.schedulePollMs ?? 1_000,
   };
 }

@@ -1,0 +1,80 @@
+import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type Harness, need } from "./harness.ts";
+import type { ConformanceOptions } from "./options.ts";
+
+/**
+ * A job handed back with a later due time, its attempt not spent (capability `retryAfter`):
+ * `release` with `runAt` on the lane, and `ctx.retryAfter(ms)` in a handler.
+ */
+export function registerRetryAfterTests(get: () => Harness, _options: ConformanceOptions): void {
+  describe("retryAfter", () => {
+    const open: Tasklane[] = [];
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
+    });
+
+    it("release with runAt: delayed until then, then handed out with the same attempt", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "retryAfter");
+      const lane = await h.freshLane();
+      await lane.put([h.job({ id: "r1", freshId: false })]);
+      const [first] = (await lane.reserve({ limit: 1, leaseMs: 20 * h.unit, waitMs: 0 })).jobs;
+      expect(first?.attempt).toBe(1);
+      const runAt = h.now() + 3 * h.unit;
+      expect(await lane.release([{ lock: first?.lock as never, uncounted: true, runAt }])).toEqual([
+        "ok",
+      ]);
+      expect(await lane.counts()).toMatchObject({ waiting: 0, delayed: 1, active: 0 });
+      expect((await lane.reserve({ limit: 1, leaseMs: 20 * h.unit, waitMs: 0 })).jobs).toEqual([]);
+      const again = await h.waitFor(async () => {
+        const { jobs } = await lane.reserve({ limit: 1, leaseMs: 20 * h.unit, waitMs: 0 });
+        return jobs[0];
+      }, "the released job due again");
+      expect(h.now()).toBeGreaterThanOrEqual(runAt);
+      expect(again.id).toBe("r1");
+      expect(again.attempt).toBe(1);
+    });
+
+    it("ctx.retryAfter(ms): runs again after ms, the attempt not spent", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "retryAfter");
+      const runs: Array<{ attempt: number; at: number }> = [];
+      const delayMs = 3 * h.unit;
+      const limited = defineTask({
+        name: "limited",
+        lane: "work",
+        schema: z.object({}),
+        retry: { maxAttempts: 1 },
+        run: async (_p, c) => {
+          runs.push({ attempt: c.attempt, at: h.now() });
+          if (runs.length < 3) throw c.retryAfter(delayMs);
+        },
+      });
+      const tl = createTasklane({
+        adapter: h.adapter,
+        closeAdapter: false,
+        clock: h.clock,
+        namespace: h.uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
+        lanes: [{ name: "work", leaseMs: 20 * h.unit, longPollMs: h.unit }],
+        tasks: [limited],
+      });
+      open.push(tl);
+      const retrying: unknown[] = [];
+      tl.events.on("retrying", (e) => retrying.push(e));
+      let succeeded = 0;
+      tl.events.on("succeeded", () => succeeded++);
+      await tl.publish(limited, {});
+      const worker = tl.worker();
+      await worker.start();
+      await h.waitFor(() => succeeded === 1, "the third run to succeed");
+      await worker.stop();
+      // maxAttempts 1, yet three runs: none spent an attempt
+      expect(runs.map((r) => r.attempt)).toEqual([1, 1, 1]);
+      expect((runs[1]?.at ?? 0) - (runs[0]?.at ?? 0)).toBeGreaterThanOrEqual(delayMs);
+      expect((runs[2]?.at ?? 0) - (runs[1]?.at ?? 0)).toBeGreaterThanOrEqual(delayMs);
+      expect(retrying).toEqual([]);
+    });
+  });
+}
