@@ -212,10 +212,12 @@ export function registerWorkerTests(get: () => Harness, options: ConformanceOpti
         // Manual clock: nothing moves between the throw and the settle.
         expect(delays).toEqual(want);
       } else {
-        // Real time: the settle follows the throw within the same turn of the event loop.
+        // Real time: the settle follows the throw within the same turn of the event loop,
+        // but a loaded machine can pause between them. A quarter unit still tells each
+        // delay from its neighbours' (they differ by at least 0.75 of base, 1.5 units).
         delays.forEach((d, i) => {
           expect(d).toBeGreaterThanOrEqual(want[i] as number);
-          expect(d).toBeLessThanOrEqual((want[i] as number) + 50);
+          expect(d).toBeLessThanOrEqual((want[i] as number) + h.unit / 4);
         });
       }
       if (h.caps.get) {
