@@ -13,7 +13,7 @@ export interface LaneKeys {
   wake: string;
 }
 
-const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"] as const;
+const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x", "r"] as const;
 
 export function laneKeys(prefix: string, lane: string): LaneKeys {
   const tag = `${prefix}:{${prefix}:${lane}}:`;

@@ -7,6 +7,8 @@ import {
   count,
   fullCapabilities,
   isLifecycleEvent,
+  type JobFinishedEvent,
+  type JobRef,
   type LaneStoreOptions,
   LIFECYCLE_EVENT_TYPES,
   NO_OPERATOR_CAPABILITIES,
@@ -127,7 +129,25 @@ export interface RedisAdapter extends Adapter {
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
   ): Promise<() => Promise<void>>;
+  watch(jobs: JobRef[], listener: (event: JobFinishedEvent) => void): Promise<() => Promise<void>>;
 }
+
+/**
+ * How long one watch of a lane makes its scripts publish every finish (lua/watch.lua),
+ * and how often a watching process renews it: a watcher that dies stops costing the
+ * lane's scripts a PUBLISH per finishing call within WATCH_TTL_MS.
+ */
+const WATCH_TTL_MS = 60_000;
+const WATCH_RENEW_MS = 20_000;
+
+/** The event types that end a watched job's wait, and the state each reports. */
+const FINISHED_STATES: ReadonlyMap<string, JobFinishedEvent["state"]> = new Map([
+  ["succeeded", "succeeded"],
+  ["failed", "failed"],
+  ["canceled", "canceled"],
+  ["expired", "expired"],
+  ["deleted", "deleted"],
+] as const);
 
 /** The event types the scripts publish (see AdapterEvent); anything else is not ours. */
 const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
@@ -140,10 +160,10 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
 const LONG_MS = 100 * 365 * 86_400_000;
 
 /**
- * Everything the contract describes, but the operator features (results, waitFor,
- * reports, tags, search, failure groups, the worker registry, changing priority,
- * promote, move, expiry): explicitly off until the scripts implement them against the
- * conformance suite's operator tests, which skip them through these capabilities.
+ * Everything the contract describes. Of the operator features, those the scripts have
+ * (README, Capabilities); the rest explicitly off until the scripts implement them
+ * against the conformance suite's operator tests, which skip them through these
+ * capabilities.
  */
 export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   ...fullCapabilities({
@@ -154,6 +174,8 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
     timeResolutionMs: 1,
   }),
   ...NO_OPERATOR_CAPABILITIES,
+  results: true,
+  waitFor: true,
 });
 
 interface BlockingConn {
@@ -354,6 +376,13 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
   const lanes = new Map<string, RedisLane>();
+  /** Watched jobs ("<lane>\n<id>") and their listeners (see watch). */
+  const watchers = new Map<string, Set<(event: JobFinishedEvent) => void>>();
+  /** Lanes watched now: how many watches hold each, and the renewal of its watch flag. */
+  const watchedLanes = new Map<
+    string,
+    { holders: number; ready: Promise<void>; timer: ReturnType<typeof setInterval> }
+  >();
 
   const duplicate = (): Client => {
     const dup = isCluster
@@ -564,9 +593,23 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       return;
     }
     if (!Array.isArray(parsed.ids)) return;
+    const finished = watchers.size > 0 ? FINISHED_STATES.get(type) : undefined;
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
       const event = { type, lane: parsed.q, jobId: decodeId(id) } as AdapterEvent;
+      if (finished !== undefined) {
+        const watching = watchers.get(`${event.lane}\n${event.jobId}`);
+        if (watching !== undefined) {
+          const done: JobFinishedEvent = { lane: event.lane, jobId: event.jobId, state: finished };
+          for (const listener of [...watching]) {
+            try {
+              listener(done);
+            } catch {
+              // a failing watcher must not break the others
+            }
+          }
+        }
+      }
       // Workers subscribe without lifecycle events: they get canceled and put only.
       const lifecycle = isLifecycleEvent(event);
       for (const [listener, wantsLifecycle] of listeners) {
@@ -578,6 +621,61 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
         }
       }
     }
+  };
+
+  const ensureSubscribed = async (): Promise<void> => {
+    if (subscriber === undefined) {
+      const sub = duplicate();
+      subscriber = sub;
+      sub.on("message", dispatch);
+      subscribing = sub.subscribe(channel).then(
+        () => {},
+        (error: unknown) => {
+          subscriber = undefined;
+          subscribing = undefined;
+          sub.disconnect();
+          throw mapRedisError("subscribing to events", error);
+        },
+      );
+    }
+    await subscribing;
+  };
+
+  /** A lane's scripts set (or kept) publishing every finish; renewed while it is watched. */
+  const watchLane = (name: string): Promise<void> => {
+    const held = watchedLanes.get(name);
+    if (held !== undefined) {
+      held.holders++;
+      return held.ready;
+    }
+    // A lane this adapter has not opened: the watch script reads no lane option.
+    const lane = lanes.get(name) ?? new RedisLane(name, { maxStalls: 0, historyLimit: 0 }, shared);
+    const renew = () => lane.watchFor(WATCH_TTL_MS);
+    const timer = setInterval(() => {
+      renew().catch(() => {
+        // The next renewal tries again; a waiter polls meanwhile (core's WAIT_POLL_MS).
+      });
+    }, WATCH_RENEW_MS);
+    timer.unref?.();
+    const entry = { holders: 1, ready: renew(), timer };
+    watchedLanes.set(name, entry);
+    entry.ready.catch(() => {
+      if (watchedLanes.get(name) === entry) {
+        clearInterval(timer);
+        watchedLanes.delete(name);
+      }
+    });
+    return entry.ready;
+  };
+
+  const unwatchLane = (name: string): void => {
+    const held = watchedLanes.get(name);
+    if (held === undefined) return;
+    held.holders--;
+    if (held.holders > 0) return;
+    // The flag lapses by itself (WATCH_TTL_MS): other processes may watch the lane too.
+    clearInterval(held.timer);
+    watchedLanes.delete(name);
   };
 
   return {
@@ -605,26 +703,52 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     async subscribe(listener, options) {
       checkOpen();
       await init;
-      if (subscriber === undefined) {
-        const sub = duplicate();
-        subscriber = sub;
-        sub.on("message", dispatch);
-        subscribing = sub.subscribe(channel).then(
-          () => {},
-          (error: unknown) => {
-            subscriber = undefined;
-            subscribing = undefined;
-            sub.disconnect();
-            throw mapRedisError("subscribing to events", error);
-          },
-        );
-      }
-      await subscribing;
+      await ensureSubscribed();
       const wrapped = (event: AdapterEvent) => listener(event);
       listeners.set(wrapped, options?.lifecycle !== false);
       return async () => {
         listeners.delete(wrapped);
       };
+    },
+
+    /**
+     * Subscribed first, then each lane's watch flag set (lua/watch.lua): from then on
+     * every finish of the lane's jobs is published, lifecycle events on or off, so a
+     * waiter that reads the job after this resolves misses none.
+     */
+    async watch(jobs, listener) {
+      checkOpen();
+      await init;
+      await ensureSubscribed();
+      const keys = [...new Set(jobs.map((j) => `${j.lane}\n${j.jobId}`))];
+      const wrapped = (event: JobFinishedEvent) => listener(event);
+      for (const key of keys) {
+        let set = watchers.get(key);
+        if (set === undefined) {
+          set = new Set();
+          watchers.set(key, set);
+        }
+        set.add(wrapped);
+      }
+      const laneNames = [...new Set(jobs.map((j) => j.lane))];
+      let stopped = false;
+      const stop = async () => {
+        if (stopped) return;
+        stopped = true;
+        for (const key of keys) {
+          const set = watchers.get(key);
+          set?.delete(wrapped);
+          if (set?.size === 0) watchers.delete(key);
+        }
+        for (const name of laneNames) unwatchLane(name);
+      };
+      try {
+        await Promise.all(laneNames.map((name) => watchLane(name)));
+      } catch (error) {
+        await stop();
+        throw error;
+      }
+      return stop;
     },
 
     async close() {
@@ -634,6 +758,9 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       for (const lane of lanes.values()) lane.sendQueuedPuts();
       shared.closed = true;
       listeners.clear();
+      watchers.clear();
+      for (const held of watchedLanes.values()) clearInterval(held.timer);
+      watchedLanes.clear();
       for (const abort of [...pendingWaits]) abort();
       if (inFlight.size > 0) {
         let timer: ReturnType<typeof setTimeout> | undefined;

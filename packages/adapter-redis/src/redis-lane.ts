@@ -1,4 +1,5 @@
 import {
+  type AckItem,
   type CancelResult,
   ConfigError,
   type DayStats,
@@ -396,11 +397,11 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
 
   // ── ack, nack, release, extend ───────────────────────────────────────────────────────
 
-  async ack(locks: Lock[]): Promise<LockStatus[]> {
+  async ack(items: AckItem[]): Promise<LockStatus[]> {
     this.shared.check(`redis lane "${this.name}"`);
-    if (locks.length === 0) return [];
+    if (items.length === 0) return [];
     const closes = this.shared.closes;
-    return this.settled("ack", closes, await this.run("ack", lockArgs(locks)));
+    return this.settled("ack", closes, await this.run("ack", ackArgs(items)));
   }
 
   /**
@@ -530,6 +531,14 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     return Number(await this.run("delete", ids.map(encodeId)));
   }
 
+  /**
+   * Have every finish of this lane's jobs published for `ttlMs` from now (server time),
+   * lifecycle events on or off (lua/watch.lua): what a watcher renews while it watches.
+   */
+  async watchFor(ttlMs: number): Promise<void> {
+    await this.run("watch", [Math.ceil(ttlMs)]);
+  }
+
   async pause(): Promise<void> {
     await this.run("pause", ["1"]);
   }
@@ -584,6 +593,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       runAt: number;
       finishedAt?: number;
       error?: string;
+      result?: string;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
     // A record or text tasklane did not write shows its raw bytes as the payload.
@@ -608,6 +618,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     };
     if (parts?.appData !== undefined) info.appData = parts.appData;
     if (raw.finishedAt !== undefined) info.finishedAt = raw.finishedAt;
+    if (raw.result !== undefined) info.result = raw.result;
     if (raw.error !== undefined) {
       try {
         info.error = JSON.parse(raw.error) as JobError;
@@ -706,6 +717,24 @@ function lockArgs(locks: readonly Lock[]): Array<string | Buffer> {
   }
   args.push(tokens);
   return args;
+}
+
+/**
+ * ack's arguments: the locks (lockArgs), preceded, when any item carries a result, by ""
+ * and one result per item ("" for none; see lua/ack.lua). An ack with no results sends
+ * exactly what it always did.
+ */
+function ackArgs(items: readonly AckItem[]): Array<string | Buffer> {
+  let withResults = false;
+  for (let i = 0; i < items.length; i++) {
+    if ((items[i] as AckItem).result !== undefined) {
+      withResults = true;
+      break;
+    }
+  }
+  const locks = lockArgs(items);
+  if (!withResults) return locks;
+  return ["", ...items.map((item) => item.result ?? ""), ...locks];
 }
 
 /** put's per-job fields as script arguments ("" = none: now / the script's default). */

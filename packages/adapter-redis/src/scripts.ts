@@ -42,6 +42,7 @@ export const SCRIPT_NAMES = [
   "probe",
   "get",
   "list",
+  "watch",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -68,6 +69,7 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   list: ["allow-oom"],
   probe: ["allow-oom"],
   get: ["allow-oom"],
+  watch: ["allow-oom"],
 };
 
 /**

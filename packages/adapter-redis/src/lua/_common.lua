@@ -1,11 +1,14 @@
 -- tasklane: shared prelude, prepended to every script at load time (not a script itself).
 --
--- Every script receives the same thirteen keys, all under one hash tag {<prefix>:<lane>}:
+-- Every script receives the same fourteen keys, all under one hash tag {<prefix>:<lane>}:
 --   KEYS[1]  m   meta hash: n (struct META below: wl, live ids in the waiting list; lp,
 --                ids ever popped from it, for list() cursors; seq, put order; tok,
 --                fencing tokens; rs, last full retention sweep; nd / ne, lower bounds of
 --                the earliest delayed due time / lease expiry: maintenance skips its
---                queries before them), paused ("1")
+--                queries before them), paused ("1"), w (epoch ms until which somebody
+--                watches the lane's jobs: finishes are published then, see WATCHING),
+--                o (letters: "r" once any job stored a result, so KEYS[14] is cleaned
+--                with records)
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
 --   KEYS[3]  w   waiting list of priority-0 jobs in due order (ids; canceled/deleted ids stay
 --                as tombstones until popped: a popped id counts only if its record is waiting)
@@ -24,6 +27,8 @@
 --                by reference); a field goes when no record refers to it any more
 --   KEYS[13] x   tombstones: id -> how many of the waiting list's tombstones are that id
 --                (metaNt: their total; see TOMBSTONES below)
+--   KEYS[14] r   results: id -> the handler's return value (JSON text) of a succeeded job;
+--                removed with the job's record (retention, delete)
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
@@ -61,13 +66,14 @@
 -- do, and the library leaves this line out).
 pcall(function() redis.replicate_commands() end)
 
-local KM, KJ, KW, KP, KD, KA, KS, KF, KC, KK, KT, KB, KX
+local KM, KJ, KW, KP, KD, KA, KS, KF, KC, KK, KT, KB, KX, KR
 local LANE, MAX_CONC, RETENTION_SPEC, CHANNEL, LIFECYCLE
 -- NOW as a score argument (NOW_TEXT): made once per call, when first needed (nowText()).
 local NOW, NOW_TEXT
 --{
 KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 KS, KF, KC, KK, KT, KB, KX = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+KR = KEYS[14]
 LANE = ARGV[1]
 -- Parsing a number from text (tonumber) costs ~2,400 instructions: maxStalls (ARGV[2])
 -- and historyLimit (ARGV[3]) are parsed once per call when first used (a stall, an
@@ -179,7 +185,7 @@ local meta, metaDirty, metaNt
 --{
 meta = {}
 do
-  local m = redis.call("HMGET", KM, "n", "paused")
+  local m = redis.call("HMGET", KM, "n", "paused", "w", "o")
   local n = m[1]
   metaNt = 0
   if n and #n == META_LEN then
@@ -192,6 +198,22 @@ do
     meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne = 0, 0, 0, 0, 0, 0, 0
   end
   meta.paused = m[2] == "1"
+  -- WATCHING. While a waiter watches this lane (tl.waitFor, Adapter.watch), every finish is
+  -- published even with lifecycle events off: meta.w. The field is an epoch ms the
+  -- watchers renew (lua/watch.lua); parsed only when present, so an unwatched lane pays
+  -- one more HMGET field per call.
+  -- Fields set only when present: the table made for every call stays at its size.
+  if m[3] then
+    if tonumber(m[3]) > NOW then
+      meta.w = true
+    else
+      -- lapsed: flushMeta removes it (after the call's own writes: see OOM above)
+      meta.ws = true
+    end
+  end
+  -- o: what the lane's jobs have stored beyond their records, one letter each ("r"
+  -- results in KEYS[14]): scripts that remove records clean those keys only then.
+  if m[4] then meta.r = string.find(m[4], "r", 1, true) ~= nil end
 end
 metaDirty = false
 --}
@@ -373,7 +395,14 @@ lifecycle, lifecycleKinds = {}, {}
 --}
 
 local function lifecycleEvent(kind, id)
-  if not LIFECYCLE then return end
+  if not LIFECYCLE then
+    -- Watched (see WATCHING): only the kinds a watcher waits for, a finish or a departure.
+    if not meta.w then return end
+    if kind ~= "succeeded" and kind ~= "failed" and kind ~= "canceled" and kind ~= "expired"
+      and kind ~= "deleted" and kind ~= "moved" then
+      return
+    end
+  end
   local ids = lifecycle[kind]
   if ids == nil then
     ids = {}
@@ -523,7 +552,18 @@ local function note(rec, event, detail)
 end
 
 --@
+-- The lane's jobs now store something beyond their records (meta hash field "o"): `letter`.
+local function addLaneFlag(letter)
+  local o = redis.call("HGET", KM, "o") or ""
+  if not string.find(o, letter, 1, true) then redis.call("HSET", KM, "o", o .. letter) end
+end
+
+--@
 function flushMeta()
+  if meta.ws then
+    redis.call("HDEL", KM, "w")
+    meta.ws = nil
+  end
   if metaDirty then
     redis.call("HSET", KM, "n",
       struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt))
@@ -914,6 +954,7 @@ function retention()
           local drop = math.min(n - maxCount, budget)
           local ids = redis.call("ZRANGE", key, 0, drop - 1)
           redis.call("HDEL", KJ, unpack(ids))
+          if meta.r then redis.call("HDEL", KR, unpack(ids)) end
           redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
           budget = budget - drop
         end
@@ -923,6 +964,7 @@ function retention()
         local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
         if #ids > 0 then
           redis.call("HDEL", KJ, unpack(ids))
+          if meta.r then redis.call("HDEL", KR, unpack(ids)) end
           redis.call("ZREM", key, unpack(ids))
         end
       end
@@ -1046,7 +1088,8 @@ local EVENT_NAMES = {
   "released", "retried",
 }
 
-local function infoJson(id, rec)
+-- result: the job's stored result (KEYS[14]), if any.
+local function infoJson(id, rec, result)
   if rec.bad then
     return cjson.encode({ id = id, state = "waiting", text = rec.bad, priority = 0, attempt = 0,
       publishedAt = 0, runAt = 0, history = {}, malformed = true })
@@ -1060,6 +1103,7 @@ local function infoJson(id, rec)
   }
   if rec.fin > 0 then info.finishedAt = rec.fin end
   if rec.err then info.error = rec.err end
+  if result then info.result = result end
   local history = {}
   if rec.hcount == 0 then
     local implied = impliedHistory(rec)

@@ -1,6 +1,8 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
--- KEYS: the thirteen lane keys (see _common.lua)
--- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
+-- KEYS: the fourteen lane keys (see _common.lua)
+-- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds).
+--       With results: ARGV[7] "", then one result per lock ("" = none: encoded JSON is
+--       never empty), then the ids and tokens as above.
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --
 -- The common ack (a current lock on a record with no stored history, each id once in the
@@ -9,8 +11,11 @@
 -- else (a lost or canceled lock, stored history, a malformed record, an id named twice)
 -- takes the general path through decode() and lockStatus().
 
-local ids, twice, tokens = lockIds(7)
-if ids == nil then
+-- Results (capability results): ARGV[8 .. 7 + n], n the number of locks.
+local resultsAt = nil
+if ARGV[7] == "" then resultsAt = 8 end
+local ids, twice, tokens = lockIds(resultsAt and 8 + (#ARGV - 8) / 2 or 7)
+if ids == nil or (resultsAt and #ARGV % 2 ~= 0) then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes ids, then one packed token per id")
 end
 
@@ -45,6 +50,7 @@ for i = 1, #ids do
       adds[#adds + 1] = finishedAt
       adds[#adds + 1] = id
       done[#done + 1] = id
+      if resultsAt then done[id] = i end
     end
   end
   if not ok then
@@ -66,15 +72,34 @@ for k = 1, #slow do
     if rec.hcount > 0 then note(rec, EV_SUCCEEDED) end
     touch(id, rec)
     done[#done + 1] = id
+    if resultsAt then done[id] = i end
   end
 end
 
 if #done > 0 then
-  if LIFECYCLE then
+  if LIFECYCLE or meta.w then
     for i = 1, #done do lifecycleEvent("succeeded", done[i]) end
   end
   -- Shrinking write first: acks go through even when Redis is out of memory.
   redis.call("ZREM", KA, unpack(done))
+  -- The results of the jobs acked (done[id]: the lock's index).
+  if resultsAt then
+    local sets = {}
+    for k = 1, #done do
+      local value = ARGV[resultsAt + done[done[k]] - 1]
+      if value ~= "" then
+        sets[#sets + 1] = done[k]
+        sets[#sets + 1] = value
+      end
+    end
+    if #sets > 0 then
+      redis.call("HSET", KR, unpack(sets))
+      if not meta.r then
+        meta.r = true
+        addLaneFlag("r")
+      end
+    end
+  end
   flushRecords()
   flushFinished()
   flushStats()

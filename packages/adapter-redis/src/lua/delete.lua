@@ -1,5 +1,5 @@
 -- tasklane: delete — remove jobs that are not active.
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the fourteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 
@@ -56,7 +56,10 @@ end
 for key, members in pairs(rem) do
   if #members > 0 then redis.call("ZREM", key, unpack(members)) end
 end
-if #removed > 0 then redis.call("HDEL", KJ, unpack(removed)) end
+if #removed > 0 then
+  redis.call("HDEL", KJ, unpack(removed))
+  if meta.r then redis.call("HDEL", KR, unpack(removed)) end
+end
 entomb(entombed)
 flushAll()
 return #removed

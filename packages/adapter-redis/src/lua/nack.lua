@@ -1,5 +1,5 @@
 -- tasklane: nack — a failed attempt: back to delayed/waiting at runAt, or dead (failed).
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the fourteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then 5 per item: id, token, runAt ("" = dead), error JSON,
 --       history detail (error message for a retry, reason for a dead job)
 -- Returns: one integer per item: 1 ok, 2 canceled, 0 lost. A lock named again in the call

@@ -1,6 +1,6 @@
 -- tasklane: release — hand active jobs back, due again at once and at their place (their due
 -- time stays), without counting the delivery.
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the fourteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost. A lock named again in the call is
 -- lost after its first use (the job stays active until the end of the call).

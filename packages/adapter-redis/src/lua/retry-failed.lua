@@ -1,5 +1,5 @@
 -- tasklane: retry-failed — failed jobs back to waiting, due now, attempt reset to 0.
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the fourteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "*" for every failed job (at most 1000 per call) or "ids";
 --       then the job ids
 -- Returns: { moved, more } (more = 1 when "*" left failed jobs for another call)
