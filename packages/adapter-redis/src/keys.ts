@@ -13,7 +13,12 @@ export interface LaneKeys {
   wake: string;
 }
 
-const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x", "r"] as const;
+// KEYS[1..16] of every script, in this order (see src/lua/_common.lua).
+const SUFFIXES = [
+  ...["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"],
+  // the operator features': results, expiries, expired jobs
+  ...["r", "e", "z"],
+] as const;
 
 export function laneKeys(prefix: string, lane: string): LaneKeys {
   const tag = `${prefix}:{${prefix}:${lane}}:`;

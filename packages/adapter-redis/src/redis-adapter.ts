@@ -176,6 +176,9 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   ...NO_OPERATOR_CAPABILITIES,
   results: true,
   waitFor: true,
+  expiry: true,
+  changePriority: true,
+  promote: true,
 });
 
 interface BlockingConn {

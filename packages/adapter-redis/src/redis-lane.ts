@@ -1,6 +1,7 @@
 import {
   type AckItem,
   type CancelResult,
+  type ChangeResult,
   ConfigError,
   type DayStats,
   emptyDayStats,
@@ -43,9 +44,11 @@ const STATE_CODES: Partial<Record<JobState, number>> = {
   succeeded: 4,
   failed: 5,
   canceled: 6,
+  expired: 7,
 };
 const LOCK_STATUS: readonly LockStatus[] = ["lost", "ok", "canceled"];
 const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finished"];
+const CHANGE_RESULT: readonly ChangeResult[] = ["not_found", "ok", "wrong_state"];
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
@@ -70,7 +73,11 @@ const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsabl
  * A Redis lane: every method of the contract, optional ones included, but the operator
  * features' (their capabilities are false until the scripts have them).
  */
-export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> {
+export class RedisLane
+  implements
+    Required<Omit<LaneStore, OperatorLaneMethod>>,
+    Required<Pick<LaneStore, "setPriority" | "promote">>
+{
   readonly name: string;
   private readonly shared: AdapterShared;
   private readonly keys: LaneKeys;
@@ -203,8 +210,11 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     // Flags (see lua/put.lua): "e" put events; "f" every id fresh (NewJob.freshId), so the
     // script looks none up. One caller's id in the call and every id is checked.
     const shape = jobsShape(jobs);
+    const extras = shape & HAS_EXTRAS ? extrasArg(jobs) : undefined;
     const args: Array<string | number | Buffer> = [
-      (this.shared.putEvents ? "e" : "") + (shape & ALL_FRESH ? "f" : ""),
+      (this.shared.putEvents ? "e" : "") +
+        (shape & ALL_FRESH ? "f" : "") +
+        (extras !== undefined ? "x" : ""),
     ];
     const first = jobs[0] as NewJob;
     const priority = priorityArg(first);
@@ -234,6 +244,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
         );
       }
     }
+    if (extras !== undefined) args.push(extras);
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
     const replied = this.shared.durable ? this.putDurably(args) : this.run("put", args);
@@ -475,6 +486,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       succeeded: Number(r[3]),
       failed: Number(r[4]),
       canceled: Number(r[5]),
+      expired: Number(r[7]),
     };
   }
 
@@ -539,6 +551,27 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     await this.run("watch", [Math.ceil(ttlMs)]);
   }
 
+  async setPriority(ids: string[], priority: number): Promise<ChangeResult[]> {
+    if (!Number.isInteger(priority) || priority < -32_768 || priority > 32_767) {
+      throw new ConfigError("priority", priority, "must be an integer (-32768..32767)");
+    }
+    if (ids.length === 0) {
+      this.shared.check(`redis lane "${this.name}"`);
+      return [];
+    }
+    const reply = (await this.run("set-priority", [priority, ...ids.map(encodeId)])) as number[];
+    return reply.map((code) => CHANGE_RESULT[code] ?? "not_found");
+  }
+
+  async promote(ids: string[]): Promise<ChangeResult[]> {
+    if (ids.length === 0) {
+      this.shared.check(`redis lane "${this.name}"`);
+      return [];
+    }
+    const reply = (await this.run("promote", ids.map(encodeId))) as number[];
+    return reply.map((code) => CHANGE_RESULT[code] ?? "not_found");
+  }
+
   async pause(): Promise<void> {
     await this.run("pause", ["1"]);
   }
@@ -594,6 +627,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       finishedAt?: number;
       error?: string;
       result?: string;
+      expiresAt?: number;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
     // A record or text tasklane did not write shows its raw bytes as the payload.
@@ -619,6 +653,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     if (parts?.appData !== undefined) info.appData = parts.appData;
     if (raw.finishedAt !== undefined) info.finishedAt = raw.finishedAt;
     if (raw.result !== undefined) info.result = raw.result;
+    if (raw.expiresAt !== undefined) info.expiresAt = raw.expiresAt;
     if (raw.error !== undefined) {
       try {
         info.error = JSON.parse(raw.error) as JobError;
@@ -691,10 +726,10 @@ function errorOf(error: JobError): JobError {
   return out;
 }
 
-/** "sAge,sCount,fAge,fCount,cAge,cCount", -1 for "no limit of that kind". */
+/** "sAge,sCount,fAge,fCount,cAge,cCount,eAge,eCount", -1 for "no limit of that kind". */
 function retentionSpec(policy: RetentionPolicy | undefined): string {
   const parts: number[] = [];
-  for (const state of ["succeeded", "failed", "canceled"] as const) {
+  for (const state of ["succeeded", "failed", "canceled", "expired"] as const) {
     const p = policy?.[state];
     parts.push(p?.maxAgeMs ?? -1, p?.maxCount ?? -1);
   }
@@ -744,9 +779,28 @@ const runAtArg = (job: NewJob) =>
 const publishedAtArg = (job: NewJob) =>
   Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "";
 
-/** jobsShape's bits: every id is fresh (NewJob.freshId); every job has the first's fields. */
+/**
+ * jobsShape's bits: every id is fresh (NewJob.freshId); every job has the first's fields;
+ * some job has an expiry.
+ */
 const ALL_FRESH = 1;
 const SHARED_FIELDS = 2;
+const HAS_EXTRAS = 4;
+
+/**
+ * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt }] for
+ * each job put with an expiry.
+ */
+function extrasArg(jobs: readonly NewJob[]): string {
+  const out: Array<[number, { e: number }]> = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const expiresAt = (jobs[i] as NewJob).expiresAt;
+    if (expiresAt !== undefined && Number.isFinite(expiresAt)) {
+      out.push([i + 1, { e: Math.ceil(expiresAt) }]);
+    }
+  }
+  return JSON.stringify(out);
+}
 
 /**
  * What put needs to know of its jobs, in one indexed pass (no callback per job: a
@@ -760,6 +814,7 @@ function jobsShape(jobs: readonly NewJob[]): number {
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i] as NewJob;
     if (job.freshId !== true) shape &= ~ALL_FRESH;
+    if (job.expiresAt !== undefined) shape |= HAS_EXTRAS;
     if (
       job.priority !== first.priority ||
       job.runAt !== first.runAt ||

@@ -43,6 +43,8 @@ export const SCRIPT_NAMES = [
   "get",
   "list",
   "watch",
+  "set-priority",
+  "promote",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -70,6 +72,8 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   probe: ["allow-oom"],
   get: ["allow-oom"],
   watch: ["allow-oom"],
+  "set-priority": ["allow-oom"],
+  promote: ["allow-oom"],
 };
 
 /**

@@ -1228,6 +1228,7 @@ describe("management", () => {
       succeeded: 6,
       failed: 3,
       canceled: 0,
+      expired: 0,
     });
     const count = async (state: "succeeded" | "failed" | "delayed") => {
       let n = 0;

@@ -42,6 +42,13 @@ afterAll(async () => {
 
 const laneName = () => `q-${randomUUID().slice(0, 8)}`;
 
+/** The lane's meta counters ops (bits: 1 results, 2 expiries) and wu (watched until). */
+const metaOps = async (name: string) => {
+  const n = await raw.hgetBuffer(laneKeys(prefix, name).meta, "n");
+  if (n === null || n.length < 80) return { ops: 0, wu: 0 };
+  return { ops: n.readDoubleBE(64), wu: n.readDoubleBE(72) };
+};
+
 /** How many PUBLISH commands the server has run so far. */
 const publishes = async () => {
   const stats = (await raw.info("commandstats")) as string;
@@ -63,7 +70,7 @@ describe("results", () => {
     const lockOf = (id: string) => (taken.jobs.find((j) => j.id === id) as ReservedJob).lock;
     expect(await q.ack([{ ...lockOf(a.id), result: '"a"' }])).toEqual(["ok"]);
     expect(await raw.hget(results, encodeId(a.id))).toBe('"a"');
-    expect(await raw.hget(keys.meta, "o")).toBe("r");
+    expect((await metaOps(name)).ops).toBe(1);
     // Retention keeps one succeeded job: a's record and result go when b succeeds.
     expect(await q.ack([{ ...lockOf(b.id), result: '"b"' }])).toEqual(["ok"]);
     expect(await q.get(a.id)).toBeUndefined();
@@ -90,8 +97,7 @@ describe("watch", () => {
     const events: JobFinishedEvent[] = [];
     const stop = await waiter.watch([{ lane: name, jobId: b.id }], (e) => events.push(e));
     try {
-      const until = Number(await raw.hget(laneKeys(prefix, name).meta, "w"));
-      expect(until).toBeGreaterThan(Date.now() + 30_000);
+      expect((await metaOps(name)).wu).toBeGreaterThan(Date.now() + 30_000);
       taken = await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 });
       expect(taken.jobs.map((j) => j.id)).toEqual([b.id]);
       expect(await q.ack([{ ...(taken.jobs[0] as ReservedJob).lock, result: "1" }])).toEqual([
@@ -104,18 +110,112 @@ describe("watch", () => {
     }
   });
 
-  it("a lapsed watch flag is removed, and finishes are no longer published", async () => {
+  it("once a watch lapses, finishes are no longer published", async () => {
     const name = laneName();
     const q = await worker.lane(name, LANE_OPTIONS);
-    const meta = laneKeys(prefix, name).meta;
-    // As a watcher that died leaves it: lapsed a while ago.
-    await raw.hset(meta, "w", String(Date.now() - 1_000));
     const a = job();
     await q.put([a]);
-    expect(await raw.hexists(meta, "w")).toBe(0);
+    // As a watcher that died leaves it: lapsed a while ago.
+    const meta = laneKeys(prefix, name).meta;
+    const n = (await raw.hgetBuffer(meta, "n")) as Buffer;
+    const lapsed = Buffer.alloc(80);
+    n.copy(lapsed, 0, 0, 64);
+    lapsed.writeDoubleBE(Date.now() - 1_000, 72);
+    await raw.hset(meta, "n", lapsed);
     const taken = await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 });
     const before = await publishes();
     expect(await q.ack(taken.jobs.map((j) => j.lock))).toEqual(["ok"]);
     expect(await publishes()).toBe(before);
+  });
+});
+
+describe("expiry", () => {
+  it("keeps an expiry in the lane's expiries, until its time or its job goes", async () => {
+    const name = laneName();
+    const q = await worker.lane(name, LANE_OPTIONS);
+    const keys = laneKeys(prefix, name);
+    const [index, expired] = keys.all.slice(14) as [string, string];
+    // No job with an expiry yet: the lane's bit is not set, so no script reads them.
+    await q.put([job()]);
+    expect((await metaOps(name)).ops).toBe(0);
+    const soon = job({ expiresAt: Date.now() + 150 });
+    const later = job({ expiresAt: Date.now() + 3_600_000 });
+    await q.put([soon, later]);
+    expect((await metaOps(name)).ops).toBe(2);
+    expect(Number(await raw.zscore(index, encodeId(later.id)))).toBe(later.expiresAt);
+    expect((await q.get(later.id))?.expiresAt).toBe(later.expiresAt);
+    expect(Number(await raw.zscore(index, encodeId(soon.id)))).toBe(soon.expiresAt);
+    await waitFor(async () => (await q.get(soon.id))?.state === "expired", "the expiry");
+    // Its entry went with its time; its record is in the expired set.
+    expect(await raw.zscore(index, encodeId(soon.id))).toBeNull();
+    expect(await raw.zrange(expired, 0, -1)).toEqual([encodeId(soon.id)]);
+    expect((await q.counts()).expired).toBe(1);
+    expect(await q.delete([soon.id, later.id])).toBe(2);
+    expect(await raw.zcard(index)).toBe(0);
+    expect(await raw.zcard(expired)).toBe(0);
+  });
+
+  it("a job handed back past its expiry, by release or a lease that ran out, expires", async () => {
+    const q = await worker.lane(laneName(), LANE_OPTIONS);
+    const released = job({ expiresAt: Date.now() + 100 });
+    const stalled = job({ expiresAt: Date.now() + 100 });
+    await q.put([released]);
+    const [held] = (await q.reserve({ limit: 1, leaseMs: 60_000, waitMs: 0 })).jobs;
+    await q.put([stalled]);
+    const [lapsing] = (await q.reserve({ limit: 1, leaseMs: 200, waitMs: 0 })).jobs;
+    expect([held?.id, lapsing?.id]).toEqual([released.id, stalled.id]);
+    await waitFor(() => Date.now() > (released.expiresAt as number), "the expiry to pass");
+    expect(await q.release([{ lock: (held as ReservedJob).lock, uncounted: true }])).toEqual([
+      "ok",
+    ]);
+    expect(await q.get(released.id)).toMatchObject({ state: "expired", attempt: 0 });
+    // The lease runs out after the expiry: reclaimed, it expires rather than waits.
+    await waitFor(async () => (await q.get(stalled.id))?.state === "expired", "the reclaim");
+    expect((await q.get(stalled.id))?.history.map((e) => e.event)).toEqual([
+      "published",
+      "reserved",
+      "stalled",
+      "expired",
+    ]);
+    expect((await q.reserve({ limit: 10, leaseMs: 1_000, waitMs: 0 })).jobs).toEqual([]);
+  });
+});
+
+describe("priority and promote", () => {
+  it("a job leaving the list for another priority and coming back keeps its place by put order", async () => {
+    const q = await worker.lane(laneName(), LANE_OPTIONS);
+    const [a, b, c] = [job(), job(), job()];
+    await q.put([a, b, c]);
+    expect(await q.setPriority([a.id], 5)).toEqual(["ok"]);
+    expect(await q.setPriority([a.id], 0)).toEqual(["ok"]);
+    expect(await q.setPriority([b.id], 0)).toEqual(["ok"]);
+    expect((await q.counts()).waiting).toBe(3);
+    const listed: string[] = [];
+    for await (const info of q.list({ state: "waiting" })) listed.push(info.id);
+    expect(listed.sort()).toEqual([a.id, b.id, c.id].sort());
+    // a came back as a late arrival: still first, by its put order.
+    const taken = await q.reserve({ limit: 3, leaseMs: 30_000, waitMs: 0 });
+    expect(taken.jobs.map((j) => [j.id, j.priority])).toEqual([
+      [a.id, 0],
+      [b.id, 0],
+      [c.id, 0],
+    ]);
+    expect((await q.get(a.id))?.history.filter((e) => e.event === "prioritized")).toMatchObject([
+      { detail: "5" },
+      { detail: "0" },
+    ]);
+    await expect(q.setPriority([a.id], 1.5)).rejects.toThrow(/priority/);
+  });
+
+  it("promote wakes an idle worker blocked on the empty lane", async () => {
+    const q = await worker.lane(laneName(), LANE_OPTIONS);
+    const later = job({ runAt: Date.now() + 3_600_000 });
+    await q.put([later]);
+    const polling = q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 10_000 });
+    await waitFor(async () => String(await raw.client("LIST")).includes("cmd=blpop"), "the block");
+    const started = Date.now();
+    expect(await q.promote([later.id])).toEqual(["ok"]);
+    expect((await polling).jobs.map((j) => j.id)).toEqual([later.id]);
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

@@ -1,14 +1,14 @@
 -- tasklane: shared prelude, prepended to every script at load time (not a script itself).
 --
--- Every script receives the same fourteen keys, all under one hash tag {<prefix>:<lane>}:
+-- Every script receives the same sixteen keys, all under one hash tag {<prefix>:<lane>}:
 --   KEYS[1]  m   meta hash: n (struct META below: wl, live ids in the waiting list; lp,
 --                ids ever popped from it, for list() cursors; seq, put order; tok,
 --                fencing tokens; rs, last full retention sweep; nd / ne, lower bounds of
 --                the earliest delayed due time / lease expiry: maintenance skips its
---                queries before them), paused ("1"), w (epoch ms until which somebody
---                watches the lane's jobs: finishes are published then, see WATCHING),
---                o (letters: "r" once any job stored a result, so KEYS[14] is cleaned
---                with records)
+--                queries before them; ops, what the lane's jobs store beyond their
+--                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], so
+--                scripts read and clean those only then; wu, until when somebody watches
+--                the lane, see WATCHING), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
 --   KEYS[3]  w   waiting list of priority-0 jobs in due order (ids; canceled/deleted ids stay
 --                as tombstones until popped: a popped id counts only if its record is waiting)
@@ -29,10 +29,14 @@
 --                (metaNt: their total; see TOMBSTONES below)
 --   KEYS[14] r   results: id -> the handler's return value (JSON text) of a succeeded job;
 --                removed with the job's record (retention, delete)
+--   KEYS[15] e   expiries: score expiresAt, member id, of jobs put with one (see EXPIRY);
+--                1e15 + expiresAt once it passed while the job ran
+--   KEYS[16] z   expired zset (jobs that expired unstarted): score finishedAt
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
---   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount" (-1 = no limit of that kind)
+--   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount,eAge,eCount" (-1 = no limit of
+--           that kind; e: expired)
 --   ARGV[6] events channel, followed by "\nlifecycle" when lifecycle events are on
 -- Script-specific arguments start at ARGV[7].
 --
@@ -66,14 +70,13 @@
 -- do, and the library leaves this line out).
 pcall(function() redis.replicate_commands() end)
 
-local KM, KJ, KW, KP, KD, KA, KS, KF, KC, KK, KT, KB, KX, KR
+local KM, KJ, KW, KP, KD, KA, KS, KF, KC, KK, KT, KB, KX
 local LANE, MAX_CONC, RETENTION_SPEC, CHANNEL, LIFECYCLE
 -- NOW as a score argument (NOW_TEXT): made once per call, when first needed (nowText()).
 local NOW, NOW_TEXT
 --{
 KM, KJ, KW, KP, KD, KA = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 KS, KF, KC, KK, KT, KB, KX = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
-KR = KEYS[14]
 LANE = ARGV[1]
 -- Parsing a number from text (tonumber) costs ~2,400 instructions: maxStalls (ARGV[2])
 -- and historyLimit (ARGV[3]) are parsed once per call when first used (a stall, an
@@ -170,27 +173,59 @@ local RETENTION_BUDGET = 256
 local flushWaiting, flushFinished, flushStats, flushMeta, retention
 
 --@
+-- The operator features' keys (KEYS[14..16]), state and history events, for the scripts
+-- that name them. Code every script takes (the maintenance, retention, finish) reads
+-- KEYS[n] and literals instead: an EVAL script's closures each walk past every local
+-- captured before them, so locals every script declared would cost every call.
+local KR, KE, KZ
+--{
+KR, KE, KZ = KEYS[14], KEYS[15], KEYS[16]
+--}
+local EXPIRED = 7
+local EV_EXPIRED, EV_PROMOTED, EV_PRIORITIZED, EV_MOVED = 10, 11, 12, 13
+
+--@
 -- The meta hash (see KEYS[1]), read once per call. Its numbers are one binary field: read
 -- and written with no number parsing or formatting (as seven text fields they cost ~17,000
 -- instructions to parse and ~15,000 to write back, per call). A lane written before this
 -- layout has no "n": it reads as empty (drain lanes before upgrading, as for records).
 -- One written before metaNt (2026-11-25, 56 bytes) reads with metaNt 0: its tombstones are
--- not counted, as they were not then.
-local META = ">dddddddd"
-local META_LEN = 64
+-- not counted, as they were not then; one written before ops and wu (2026-11-26, 64
+-- bytes) with both 0.
+local META = ">dddddddddd"
+local META_LEN = 80
+local META_V2, META_V2_LEN = ">dddddddd", 64
 local META_OLD, META_OLD_LEN = ">ddddddd", 56
 -- metaNt (tombstones) is a local of its own, not a field of meta: a ninth field would
--- double the table made for every call.
+-- double the table made for every call. For the same reason ops and wu become fields
+-- (meta.ops, meta.wu; meta.r, meta.x, meta.w) only when they are not 0: a lane that uses
+-- no operator feature keeps the table at its size.
 local meta, metaDirty, metaNt
 --{
 meta = {}
 do
-  local m = redis.call("HMGET", KM, "n", "paused", "w", "o")
+  local m = redis.call("HMGET", KM, "n", "paused")
   local n = m[1]
   metaNt = 0
   if n and #n == META_LEN then
-    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt =
+    local ops, wu
+    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt, ops, wu =
       struct.unpack(META, n)
+    if ops ~= 0 then
+      meta.ops = ops
+      if ops % 2 == 1 then meta.r = true end
+      if ops % 4 >= 2 then meta.x = true end
+    end
+    -- WATCHING: while a waiter watches this lane (tl.waitFor, Adapter.watch), every finish
+    -- is published even with lifecycle events off (meta.w), until wu, which the watchers
+    -- renew (lua/watch.lua); a watcher that died stops costing once it passed.
+    if wu ~= 0 then
+      meta.wu = wu
+      if wu > NOW then meta.w = true end
+    end
+  elseif n and #n == META_V2_LEN then
+    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt =
+      struct.unpack(META_V2, n)
   elseif n and #n == META_OLD_LEN then
     meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne = struct.unpack(META_OLD, n)
   else
@@ -198,22 +233,6 @@ do
     meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne = 0, 0, 0, 0, 0, 0, 0
   end
   meta.paused = m[2] == "1"
-  -- WATCHING. While a waiter watches this lane (tl.waitFor, Adapter.watch), every finish is
-  -- published even with lifecycle events off: meta.w. The field is an epoch ms the
-  -- watchers renew (lua/watch.lua); parsed only when present, so an unwatched lane pays
-  -- one more HMGET field per call.
-  -- Fields set only when present: the table made for every call stays at its size.
-  if m[3] then
-    if tonumber(m[3]) > NOW then
-      meta.w = true
-    else
-      -- lapsed: flushMeta removes it (after the call's own writes: see OOM above)
-      meta.ws = true
-    end
-  end
-  -- o: what the lane's jobs have stored beyond their records, one letter each ("r"
-  -- results in KEYS[14]): scripts that remove records clean those keys only then.
-  if m[4] then meta.r = string.find(m[4], "r", 1, true) ~= nil end
 end
 metaDirty = false
 --}
@@ -310,7 +329,7 @@ local function decode(raw)
       err = false, hist = "", pub = c.pub, ref = ref,
     }
   end
-  if k > 64 and k <= 70 and #raw >= HEADER_LEN then
+  if k > 64 and k <= 71 and #raw >= HEADER_LEN then
     -- at least HEADER_LEN bytes: struct.unpack cannot fail
     local kind, attempt, stalls, flags, hcount, elen, fin, exp, res, token, due, blen =
       struct.unpack(HEADER, raw)
@@ -552,21 +571,11 @@ local function note(rec, event, detail)
 end
 
 --@
--- The lane's jobs now store something beyond their records (meta hash field "o"): `letter`.
-local function addLaneFlag(letter)
-  local o = redis.call("HGET", KM, "o") or ""
-  if not string.find(o, letter, 1, true) then redis.call("HSET", KM, "o", o .. letter) end
-end
-
---@
 function flushMeta()
-  if meta.ws then
-    redis.call("HDEL", KM, "w")
-    meta.ws = nil
-  end
   if metaDirty then
     redis.call("HSET", KM, "n",
-      struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt))
+      struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt,
+        meta.ops or 0, meta.wu or 0))
     metaDirty = false
   end
 end
@@ -811,6 +820,11 @@ local function finish(id, rec, state)
   rec.state = state
   rec.fin = NOW
   local adds = finishedAdds[state]
+  if adds == nil then
+    -- expired (7): its list made only when needed (most calls expire nothing)
+    adds = {}
+    finishedAdds[state] = adds
+  end
   adds[#adds + 1] = nowText()
   adds[#adds + 1] = id
 end
@@ -822,7 +836,9 @@ function flushFinished()
     if #adds > 0 then
       finishedTouched[state] = true
       for i = 1, #adds, 7998 do
-        redis.call("ZADD", FINISHED_KEYS[state], unpack(adds, i, math.min(i + 7997, #adds)))
+        -- state 7, expired: KEYS[16]
+        redis.call("ZADD", FINISHED_KEYS[state] or KEYS[16],
+          unpack(adds, i, math.min(i + 7997, #adds)))
       end
       finishedAdds[state] = {}
     end
@@ -855,9 +871,62 @@ local function maintain()
   local moved = {}
   local due = {}
   if NOW >= meta.nd then
+    if meta.x then
+      -- EXPIRY (see below): waiting and delayed jobs whose time came expire, before delayed
+      -- jobs are promoted. Inline, the tombstones' count too (see TOMBSTONES): an EVAL
+      -- script would create a closure per helper on every call.
+      -- KEYS[15]: the expiries; state 7 and history event 10: expired
+      local due = redis.call("ZRANGEBYSCORE", KEYS[15], "-inf", NOW, "WITHSCORES", "LIMIT", 0,
+        BUDGET)
+      if #due > 0 then
+        local ids = {}
+        for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
+        redis.call("ZREM", KEYS[15], unpack(ids))
+        load(ids)
+        local pRem, dRem, tomb, held = {}, {}, {}, {}
+        for i = 1, #ids do
+          local id = ids[i]
+          local rec = cache[id]
+          if rec and not rec.bad and (rec.state == WAITING or rec.state == DELAYED) then
+            if rec.state == DELAYED then
+              dRem[#dRem + 1] = id
+            elseif rec.prio == 0 and rec.flags ~= 2 then
+              -- its id stays in the list as a tombstone (TOMBSTONES)
+              meta.wl = meta.wl - 1
+              tomb[#tomb + 1] = id
+            else
+              pRem[#pRem + 1] = pmember(rec.due, rec.seq, id)
+            end
+            finish(id, rec, 7)
+            note(rec, 10)
+            lifecycleEvent("expired", id)
+            touch(id, rec)
+          elseif rec and not rec.bad and rec.state == ACTIVE then
+            -- It runs on (it started in time); its entry moves past any time, for the
+            -- check if it comes back unstarted.
+            held[#held + 1] = 1e15 + tonumber(due[2 * i])
+            held[#held + 1] = id
+          end
+        end
+        if #held > 0 then redis.call("ZADD", KEYS[15], unpack(held)) end
+        if #dRem > 0 then redis.call("ZREM", KD, unpack(dRem)) end
+        if #pRem > 0 then redis.call("ZREM", KP, unpack(pRem)) end
+        if #tomb > 0 then
+          local counts = redis.call("HMGET", KX, unpack(tomb))
+          local args = {}
+          for i = 1, #tomb do
+            args[2 * i - 1] = tomb[i]
+            args[2 * i] = (tonumber(counts[i]) or 0) + 1
+          end
+          redis.call("HSET", KX, unpack(args))
+          metaNt = metaNt + #tomb
+        end
+      end
+    end
     due = redis.call("ZRANGEBYSCORE", KD, "-inf", NOW, "LIMIT", 0, BUDGET)
     if #due > 0 then redis.call("ZREM", KD, unpack(due)) end
     meta.nd = headScore(KD)
+    if meta.x then meta.nd = math.min(meta.nd, headScore(KEYS[15])) end
     metaDirty = true
   end
   if #due > 0 then
@@ -884,6 +953,8 @@ local function maintain()
   end
   if #expired > 0 then
     load(expired)
+    -- their expiries (EXPIRY), where jobs have any
+    local expiries = meta.x and redis.call("ZMSCORE", KEYS[15], unpack(expired)) or {}
     for i = 1, #expired do
       local id = expired[i]
       local rec = cache[id]
@@ -899,9 +970,19 @@ local function maintain()
           lifecycleEvent("failed", id)
           touch(id, rec)
         else
-          -- Its due time stays: it has waited already (its holder died or hung), so it goes
-          -- back to the front of its priority, not behind the jobs put while it was held.
-          moved[#moved + 1] = { id, rec, rec.due, rec.seq }
+          local e = expiries[i] and tonumber(expiries[i])
+          if e and (e <= NOW or e >= 1e15) then
+            redis.call("ZREM", KEYS[15], id)
+            finish(id, rec, 7)
+            note(rec, 10)
+            lifecycleEvent("expired", id)
+            touch(id, rec)
+          else
+            -- Its due time stays: it has waited already (its holder died or hung), so it
+            -- goes back to the front of its priority, not behind the jobs put while it was
+            -- held.
+            moved[#moved + 1] = { id, rec, rec.due, rec.seq }
+          end
         end
       end
     end
@@ -931,8 +1012,10 @@ end
 --@
 -- Retention of finished jobs by count and age, bounded per call.
 function retention()
+  -- The spec's numbers are parsed only for the states this call trims (tonumber costs
+  -- ~2,400 instructions): an ack parses succeeded's, and none whose limit is "-1".
   local spec = {}
-  for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = tonumber(v) end
+  for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = v end
   -- States that just received jobs are trimmed by count now; ages are swept (every
   -- state) at most once a second per lane: saves commands on every ack.
   local sweep = NOW - meta.rs >= 1000
@@ -941,30 +1024,38 @@ function retention()
     metaDirty = true
     flushMeta()
   end
-  local keys = { KS, KF, KC }
-  local states = { SUCCEEDED, FAILED, CANCELED }
-  for i = 1, 3 do
-    local maxAge, maxCount = spec[2 * i - 1], spec[2 * i]
+  -- succeeded, failed, canceled, expired (state 7, KEYS[16])
+  -- (expired only in a lane whose jobs have expiries: none can have expired elsewhere)
+  local keys = { KS, KF, KC, KEYS[16] }
+  local states = { SUCCEEDED, FAILED, CANCELED, 7 }
+  for i = 1, meta.x and 4 or 3 do
     local key = keys[i]
     local budget = RETENTION_BUDGET
     if finishedTouched[states[i]] or sweep then
+      local maxCount = spec[2 * i]
+      maxCount = maxCount and maxCount ~= "-1" and tonumber(maxCount)
       if maxCount and maxCount >= 0 then
         local n = redis.call("ZCARD", key)
         if n > maxCount then
           local drop = math.min(n - maxCount, budget)
           local ids = redis.call("ZRANGE", key, 0, drop - 1)
           redis.call("HDEL", KJ, unpack(ids))
-          if meta.r then redis.call("HDEL", KR, unpack(ids)) end
+          -- and what they stored beyond their records (results, extras), as delete does
+          if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
+          if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
           redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
           budget = budget - drop
         end
       end
       -- Age applies on the once-a-second sweep; count limits on every call.
-      if sweep and maxAge and maxAge >= 0 and budget > 0 then
+      local maxAge = sweep and spec[2 * i - 1]
+      maxAge = maxAge and maxAge ~= "-1" and tonumber(maxAge)
+      if maxAge and maxAge >= 0 and budget > 0 then
         local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
         if #ids > 0 then
           redis.call("HDEL", KJ, unpack(ids))
-          if meta.r then redis.call("HDEL", KR, unpack(ids)) end
+          if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
+          if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
           redis.call("ZREM", key, unpack(ids))
         end
       end
@@ -1055,6 +1146,49 @@ local function clearTombstones()
 end
 
 --@
+-- EXPIRY. A job put with expiresAt is in KEYS[15] by that time. Its time come, the sweep
+-- (in the maintenance, before delayed jobs are promoted) expires it if it is waiting or
+-- delayed, drops the entry of a finished or gone job, and moves a running job's entry to
+-- 1e15 + expiresAt (it started in time: it runs on). A job that comes back unstarted (a
+-- retry, a release, a lease that ran out) expires if its entry says the time has come.
+-- The earliest entry's time is folded into meta.nd, so a lane without due entries pays
+-- nothing per call, and a lane whose jobs have no expiry (meta.x false) never reads
+-- KEYS[15].
+
+-- id -> expiresAt (epoch ms) of the ids that have one.
+local function expiriesOf(ids)
+  local out = {}
+  if not meta.x or #ids == 0 then return out end
+  local scores = redis.call("ZMSCORE", KE, unpack(ids))
+  for i = 1, #ids do
+    local e = scores[i] and tonumber(scores[i])
+    if e then
+      if e >= 1e15 then e = e - 1e15 end
+      out[ids[i]] = e
+    end
+  end
+  return out
+end
+
+-- A job not started by its expiry (the caller took it out of the waiting structures); the
+-- maintenance does the same inline.
+local function expireJob(id, rec)
+  finish(id, rec, EXPIRED)
+  note(rec, EV_EXPIRED)
+  lifecycleEvent("expired", id)
+  touch(id, rec)
+  redis.call("ZREM", KE, id)
+end
+
+-- Records removed (delete): so is what they stored beyond them (retention does the same
+-- inline).
+local function dropJobRecords(ids)
+  redis.call("HDEL", KJ, unpack(ids))
+  if meta.r then redis.call("HDEL", KR, unpack(ids)) end
+  if meta.x then redis.call("ZREM", KE, unpack(ids)) end
+end
+
+--@
 local function waitingCount()
   local n = meta.wl
   n = n + redis.call("ZCARD", KP)
@@ -1082,14 +1216,16 @@ end
 
 --@
 -- A job as get/list return it: JSON text (JS parses it), times as epoch ms.
-local STATE_NAMES = { "waiting", "delayed", "active", "succeeded", "failed", "canceled" }
+local STATE_NAMES = {
+  "waiting", "delayed", "active", "succeeded", "failed", "canceled", "expired",
+}
 local EVENT_NAMES = {
   "published", "reserved", "succeeded", "retrying", "failed", "stalled", "canceled",
-  "released", "retried",
+  "released", "retried", "expired", "promoted", "prioritized", "moved",
 }
 
--- result: the job's stored result (KEYS[14]), if any.
-local function infoJson(id, rec, result)
+-- result: the job's stored result (KEYS[14]), if any; expiresAt: its expiry, if any.
+local function infoJson(id, rec, result, expiresAt)
   if rec.bad then
     return cjson.encode({ id = id, state = "waiting", text = rec.bad, priority = 0, attempt = 0,
       publishedAt = 0, runAt = 0, history = {}, malformed = true })
@@ -1104,6 +1240,7 @@ local function infoJson(id, rec, result)
   if rec.fin > 0 then info.finishedAt = rec.fin end
   if rec.err then info.error = rec.err end
   if result then info.result = result end
+  if expiresAt then info.expiresAt = expiresAt end
   local history = {}
   if rec.hcount == 0 then
     local implied = impliedHistory(rec)

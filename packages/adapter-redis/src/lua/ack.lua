@@ -1,5 +1,5 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
--- KEYS: the fourteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds).
 --       With results: ARGV[7] "", then one result per lock ("" = none: encoded JSON is
 --       never empty), then the ids and tokens as above.
@@ -93,10 +93,14 @@ if #done > 0 then
       end
     end
     if #sets > 0 then
-      redis.call("HSET", KR, unpack(sets))
+      -- KEYS[14]: the results hash (by index: an EVAL ack takes no operator section)
+      redis.call("HSET", KEYS[14], unpack(sets))
       if not meta.r then
+        -- ops bit 1 (see the meta hash): records removed later take their results along
         meta.r = true
-        addLaneFlag("r")
+        meta.ops = (meta.ops or 0) + 1
+        metaDirty = true
+        flushMeta()
       end
     end
   end

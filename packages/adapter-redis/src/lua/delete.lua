@@ -1,5 +1,5 @@
 -- tasklane: delete — remove jobs that are not active.
--- KEYS: the fourteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 
@@ -10,8 +10,10 @@ for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
 load(ids)
 
 local removed = {}
-local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {} }
-local ZSET_OF = { [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {}, [KZ] = {} }
+local ZSET_OF = {
+  [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
+}
 local seen = {}
 local entombed = {}
 for i = 1, #ids do
@@ -20,7 +22,7 @@ for i = 1, #ids do
   if rec and not seen[id] then
     if rec.bad then
       -- undecodable: we cannot tell where it is indexed, so unindex it everywhere
-      for _, key in ipairs({ KD, KS, KF, KC, KA }) do
+      for _, key in ipairs({ KD, KS, KF, KC, KA, KZ }) do
         local list = rem[key]
         list[#list + 1] = id
       end
@@ -56,10 +58,7 @@ end
 for key, members in pairs(rem) do
   if #members > 0 then redis.call("ZREM", key, unpack(members)) end
 end
-if #removed > 0 then
-  redis.call("HDEL", KJ, unpack(removed))
-  if meta.r then redis.call("HDEL", KR, unpack(removed)) end
-end
+if #removed > 0 then dropJobRecords(removed) end
 entomb(entombed)
 flushAll()
 return #removed

@@ -1,6 +1,6 @@
 -- tasklane: get — one job by id (after promoting due jobs and reclaiming expired leases, so
 -- the job is shown where it now is).
--- KEYS: the fourteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] id
 -- Returns: the job as JSON text, or nil.
 
@@ -10,4 +10,4 @@ local rec = get(ARGV[7])
 if not rec then return false end
 local result = false
 if meta.r and rec.state == SUCCEEDED then result = redis.call("HGET", KR, ARGV[7]) end
-return infoJson(ARGV[7], rec, result)
+return infoJson(ARGV[7], rec, result, expiriesOf({ ARGV[7] })[ARGV[7]])

@@ -1,5 +1,5 @@
 -- tasklane: nack — a failed attempt: back to delayed/waiting at runAt, or dead (failed).
--- KEYS: the fourteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then 5 per item: id, token, runAt ("" = dead), error JSON,
 --       history detail (error message for a retry, reason for a dead job)
 -- Returns: one integer per item: 1 ok, 2 canceled, 0 lost. A lock named again in the call
@@ -12,6 +12,8 @@ end
 local ids = {}
 for i = 7, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
 load(ids)
+-- a retry due past the job's expiry expires instead (EXPIRY)
+local expiries = expiriesOf(ids)
 
 local result = {}
 local done = {}
@@ -44,7 +46,10 @@ for i = 1, #ids do
       lifecycleEvent("retrying", id)
       -- due at its runAt, also when that has passed: it takes its place by it
       rec.due = runAt
-      if runAt > NOW then
+      if (expiries[id] or math.huge) <= NOW then
+        expand(rec)
+        expireJob(id, rec)
+      elseif runAt > NOW then
         rec.state = DELAYED
         delayedAdd[#delayedAdd + 1] = runAt
         delayedAdd[#delayedAdd + 1] = id

@@ -1,6 +1,6 @@
 -- tasklane: release — hand active jobs back, due again at once and at their place (their due
 -- time stays), without counting the delivery.
--- KEYS: the fourteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost. A lock named again in the call is
 -- lost after its first use (the job stays active until the end of the call).
@@ -11,6 +11,8 @@ if ids == nil then
     "TASKLANE_BAD_ARGUMENT release takes ids, then one packed token per id")
 end
 load(ids)
+-- a job handed back past its expiry expires instead (EXPIRY)
+local expiries = expiriesOf(ids)
 
 local result = {}
 local done = {}
@@ -32,7 +34,11 @@ for i = 1, #ids do
     lifecycleEvent("released", id)
     touch(id, rec)
     done[#done + 1] = id
-    back[#back + 1] = { id, rec }
+    if (expiries[id] or math.huge) <= NOW then
+      expireJob(id, rec)
+    else
+      back[#back + 1] = { id, rec }
+    end
   end
 end
 
@@ -46,7 +52,7 @@ if #done > 0 then
   flushWaiting()
   flushMeta()
   flushStats()
-  if #finishedAdds[FAILED] > 0 then
+  if #finishedAdds[FAILED] > 0 or finishedAdds[EXPIRED] then
     flushFinished()
     retention()
   end
