@@ -26,6 +26,15 @@ export function laneKeys(prefix: string, lane: string): LaneKeys {
   return { all, meta: `${tag}m`, stats: `${tag}t`, wake: `${tag}k` };
 }
 
+/**
+ * The worker registry of one prefix (lua/workers.lua): its hash and its lapse times, under
+ * the hash tag `{<prefix>:}`, which no lane has (a lane name is not empty).
+ */
+export function registryKeys(prefix: string): [string, string] {
+  const tag = `${prefix}:{${prefix}:}:`;
+  return [`${tag}workers`, `${tag}workers-lapse`];
+}
+
 /** The pub/sub channel of one prefix (cross-process events). */
 export function eventsChannel(prefix: string): string {
   return `${prefix}:events`;

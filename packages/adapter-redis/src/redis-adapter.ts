@@ -16,6 +16,8 @@ import {
   type SubscribeOptions,
   settingsObject,
   validateLaneStoreOptions,
+  type WorkerInfo,
+  type WorkerRegistration,
   wholeTimerMs,
 } from "@tasklane/core/adapter";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
@@ -24,9 +26,17 @@ import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts"
 import type { Durability } from "./durability.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
-import { checkName, eventsChannel } from "./keys.ts";
+import { checkName, eventsChannel, registryKeys } from "./keys.ts";
 import { RedisLane } from "./redis-lane.ts";
-import { LIBRARY, loadLibrary, masters, SCRIPTS, type ScriptingMode } from "./scripts.ts";
+import {
+  LIBRARY,
+  loadLibrary,
+  masters,
+  runCall,
+  SCRIPTS,
+  ScriptCall,
+  type ScriptingMode,
+} from "./scripts.ts";
 
 export interface RedisAdapterOptions {
   /**
@@ -130,6 +140,9 @@ export interface RedisAdapter extends Adapter {
     options?: SubscribeOptions,
   ): Promise<() => Promise<void>>;
   watch(jobs: JobRef[], listener: (event: JobFinishedEvent) => void): Promise<() => Promise<void>>;
+  registerWorker(worker: WorkerRegistration, ttlMs: number): Promise<void>;
+  deregisterWorker(id: string): Promise<void>;
+  workers(): Promise<WorkerInfo[]>;
 }
 
 /**
@@ -179,6 +192,7 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   expiry: true,
   changePriority: true,
   promote: true,
+  workers: true,
 });
 
 interface BlockingConn {
@@ -584,6 +598,24 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     if (shared.closed) throw new ClosedError("redis adapter");
   };
 
+  /** The worker registry's script (lua/workers.lua): its own keys, no lane's options. */
+  const registry = new ScriptCall(SCRIPTS.workers, registryKeys(prefix), [
+    "",
+    "0",
+    "0",
+    "0",
+    "",
+    "",
+  ]);
+  const registryCall = async (what: string, args: string[]): Promise<unknown> => {
+    checkOpen();
+    await init;
+    shared.check("redis worker registry");
+    const call = runCall(client, registry, args, what, shared.scripting);
+    track(call);
+    return call;
+  };
+
   const dispatch = (_channel: string, message: string) => {
     let parsed: { t?: unknown; q?: unknown; ids?: unknown };
     try {
@@ -701,6 +733,42 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
         lane.configure(laneOptions);
       }
       return lane;
+    },
+
+    async registerWorker(worker, ttlMs) {
+      if (!(Number.isFinite(ttlMs) && ttlMs > 0)) {
+        throw new ConfigError("ttlMs", ttlMs, "must be a finite number of ms > 0");
+      }
+      await registryCall("registering a worker", [
+        "register",
+        worker.id,
+        JSON.stringify(worker),
+        String(Math.ceil(ttlMs)),
+      ]);
+    },
+
+    async deregisterWorker(id) {
+      await registryCall("deregistering a worker", ["deregister", id]);
+    },
+
+    async workers() {
+      const reply = (await registryCall("listing workers", ["list"])) as string[];
+      const out: WorkerInfo[] = [];
+      for (let i = 0; i + 2 < reply.length; i += 3) {
+        const text = String(reply[i + 1]);
+        const space = text.indexOf(" ");
+        try {
+          const registration = JSON.parse(text.slice(space + 1)) as WorkerRegistration;
+          out.push({
+            ...registration,
+            lastHeartbeatAt: Number(text.slice(0, space)),
+            expiresAt: Number(reply[i + 2]),
+          });
+        } catch {
+          // not an entry tasklane wrote: left out
+        }
+      }
+      return out.sort((a, b) => a.startedAt - b.startedAt || (a.id < b.id ? -1 : 1));
     },
 
     async subscribe(listener, options) {

@@ -45,6 +45,7 @@ export const SCRIPT_NAMES = [
   "watch",
   "set-priority",
   "promote",
+  "workers",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -74,6 +75,7 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   watch: ["allow-oom"],
   "set-priority": ["allow-oom"],
   promote: ["allow-oom"],
+  workers: ["allow-oom"],
 };
 
 /**
