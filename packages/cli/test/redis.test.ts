@@ -183,9 +183,13 @@ describe("status", () => {
       [
         "default",
         false,
-        { waiting: 2, delayed: 1, active: 0, failed: 0, succeeded: 0, canceled: 0 },
+        { waiting: 2, delayed: 1, active: 0, failed: 0, succeeded: 0, canceled: 0, expired: 0 },
       ],
-      ["low", true, { waiting: 1, delayed: 0, active: 0, failed: 0, succeeded: 0, canceled: 0 }],
+      [
+        "low",
+        true,
+        { waiting: 1, delayed: 0, active: 0, failed: 0, succeeded: 0, canceled: 0, expired: 0 },
+      ],
     ]);
     expect(rows[0]).toMatchObject({
       approximate: false,
@@ -624,10 +628,6 @@ describe("configuration", () => {
       "failure groups are not supported by this adapter / version yet: the installed @tasklane/core has no tl.lane(name).failureGroups()",
     ],
     [
-      "workers",
-      "workers are not supported by this adapter / version yet: the installed @tasklane/core has no tl.workers()",
-    ],
-    [
       "schedules",
       "schedules are not supported by this adapter / version yet: the installed @tasklane/core has no tl.schedules()",
     ],
@@ -637,6 +637,29 @@ describe("configuration", () => {
       code: 3,
       stdout: "",
       stderr: `error: ${message}\n`,
+    });
+  });
+
+  it("workers lists the running workers from the Redis registry, and none once they stop", async () => {
+    const prefix = newPrefix();
+    const app = createApp(prefix);
+    const worker = app.worker({ lanes: ["default"], concurrency: 2 });
+    await worker.start();
+    try {
+      const { code, stdout, stderr } = await runCli(["workers", "--json"], {
+        env: cliEnv(prefix),
+      });
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+      expect(ndjson(stdout)).toMatchObject([
+        { id: worker.id, concurrency: 2, held: 0, pid: process.pid },
+      ]);
+    } finally {
+      await worker.stop();
+    }
+    expect(await runCli(["workers", "--json"], { env: cliEnv(prefix) })).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
     });
   });
 });
