@@ -36,6 +36,7 @@ import {
   SCRIPTS,
   ScriptCall,
   type ScriptingMode,
+  type ScriptName,
 } from "./scripts.ts";
 
 export interface RedisAdapterOptions {
@@ -193,6 +194,7 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   changePriority: true,
   promote: true,
   workers: true,
+  reports: true,
 });
 
 interface BlockingConn {
@@ -891,7 +893,13 @@ async function loadCode(client: Client, scripting: "auto" | ScriptingMode): Prom
       }
     }
   }
-  const sources = Object.values(SCRIPTS).map((script) => script.source);
+  // The operator features' scripts are loaded by their first call (NOSCRIPT, then EVAL):
+  // every script loaded grows the server's Lua heap, which every EVAL call's garbage
+  // collection walks (five more scripts cost a one-job put ~1.6% more instructions), so a
+  // server whose lanes never use them does not carry them.
+  const sources = Object.entries(SCRIPTS)
+    .filter(([name]) => !OPERATOR_SCRIPTS.has(name as ScriptName))
+    .map(([, script]) => script.source);
   await Promise.all(
     masters(client).flatMap((node) =>
       sources.map((source) => node.script("LOAD", source).catch(() => undefined)),
@@ -899,6 +907,15 @@ async function loadCode(client: Client, scripting: "auto" | ScriptingMode): Prom
   );
   return "eval";
 }
+
+/** Scripts an EVAL-mode adapter does not load at start (see loadCode). */
+const OPERATOR_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>([
+  "watch",
+  "set-priority",
+  "promote",
+  "workers",
+  "report",
+]);
 
 /** durability.aof needs WAITAOF (Redis 7.2+, Valkey) on every master. */
 async function checkWaitAof(client: Client): Promise<void> {

@@ -9,6 +9,8 @@ import {
   type JobError,
   type JobEvent,
   type JobInfo,
+  type JobLogLine,
+  type JobReport,
   type JobState,
   type LaneCounts,
   type LaneStore,
@@ -21,6 +23,7 @@ import {
   type OperatorLaneMethod,
   type PutResult,
   type ReleaseItem,
+  type ReportItem,
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
@@ -50,6 +53,9 @@ const LOCK_STATUS: readonly LockStatus[] = ["lost", "ok", "canceled"];
 const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finished"];
 const CHANGE_RESULT: readonly ChangeResult[] = ["not_found", "ok", "wrong_state"];
 const DEFAULT_PAGE_SIZE = 100;
+/** LaneStoreOptions.logLimit's default, and the most lines the scripts keep per job. */
+const DEFAULT_LOG_LIMIT = 100;
+const MAX_LOG_LIMIT = 10_000;
 const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
 /** How long "the lane was left empty" is trusted by the next long poll, ms. */
@@ -76,13 +82,15 @@ const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsabl
 export class RedisLane
   implements
     Required<Omit<LaneStore, OperatorLaneMethod>>,
-    Required<Pick<LaneStore, "setPriority" | "promote">>
+    Required<Pick<LaneStore, "setPriority" | "promote" | "report">>
 {
   readonly name: string;
   private readonly shared: AdapterShared;
   private readonly keys: LaneKeys;
   /** ARGV[1..6] of every script (see lua/_common.lua). */
   private common: string[] = [];
+  /** Log lines kept per job (LaneStoreOptions.logLimit), sent with every report. */
+  private logLimit = DEFAULT_LOG_LIMIT;
   /** Each script's calls with this lane's keys and common arguments (see ScriptCall). */
   private calls = new Map<ScriptName, ScriptCall>();
   /**
@@ -110,6 +118,7 @@ export class RedisLane
 
   /** Apply (validated) lane options; they travel with every script call. */
   configure(options: LaneStoreOptions): void {
+    this.logLimit = Math.min(options.logLimit ?? DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT);
     this.common = [
       this.name,
       String(options.maxStalls),
@@ -412,7 +421,7 @@ export class RedisLane
     this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     const closes = this.shared.closes;
-    return this.settled("ack", closes, await this.run("ack", ackArgs(items)));
+    return this.settled("ack", closes, await this.run("ack", ackArgs(items, this.logLimit)));
   }
 
   /**
@@ -450,6 +459,9 @@ export class RedisLane
         dead ? item.error.reason : item.error.message,
       );
     }
+    if (items.some((item) => item.report !== undefined)) {
+      args.push(this.logLimit, JSON.stringify(items.map((item) => reportArg(item.report))));
+    }
     const closes = this.shared.closes;
     return this.settled("nack", closes, await this.run("nack", args));
   }
@@ -458,8 +470,23 @@ export class RedisLane
     this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     const closes = this.shared.closes;
-    const reply = await this.run("release", lockArgs(items.map((item) => item.lock)));
+    const locks = lockArgs(items.map((item) => item.lock));
+    const args = items.some((item) => item.report !== undefined)
+      ? ["", this.logLimit, ...items.map((item) => reportArg(item.report)), ...locks]
+      : locks;
+    const reply = await this.run("release", args);
     return this.settled("release", closes, reply);
+  }
+
+  async report(items: ReportItem[]): Promise<LockStatus[]> {
+    this.shared.check(`redis lane "${this.name}"`);
+    if (items.length === 0) return [];
+    const args = [
+      this.logLimit,
+      ...items.map((item) => reportArg(item)),
+      ...lockArgs(items.map((item) => item.lock)),
+    ];
+    return statuses(await this.run("report", args));
   }
 
   async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
@@ -627,6 +654,9 @@ export class RedisLane
       finishedAt?: number;
       error?: string;
       result?: string;
+      progress?: string;
+      logs?: Array<[number, number, string]> | object;
+      logsDropped?: number;
       expiresAt?: number;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
@@ -653,6 +683,13 @@ export class RedisLane
     if (parts?.appData !== undefined) info.appData = parts.appData;
     if (raw.finishedAt !== undefined) info.finishedAt = raw.finishedAt;
     if (raw.result !== undefined) info.result = raw.result;
+    if (raw.progress !== undefined) info.progress = raw.progress;
+    if (Array.isArray(raw.logs)) {
+      info.logs = raw.logs.map(
+        ([at, attempt, message]): JobLogLine => ({ at, attempt, message: String(message) }),
+      );
+    }
+    if (raw.logsDropped !== undefined) info.logsDropped = raw.logsDropped;
     if (raw.expiresAt !== undefined) info.expiresAt = raw.expiresAt;
     if (raw.error !== undefined) {
       try {
@@ -759,17 +796,36 @@ function lockArgs(locks: readonly Lock[]): Array<string | Buffer> {
  * and one result per item ("" for none; see lua/ack.lua). An ack with no results sends
  * exactly what it always did.
  */
-function ackArgs(items: readonly AckItem[]): Array<string | Buffer> {
-  let withResults = false;
+function ackArgs(items: readonly AckItem[], logLimit: number): Array<string | number | Buffer> {
+  let extras = false;
   for (let i = 0; i < items.length; i++) {
-    if ((items[i] as AckItem).result !== undefined) {
-      withResults = true;
+    const item = items[i] as AckItem;
+    if (item.result !== undefined || item.report !== undefined) {
+      extras = true;
       break;
     }
   }
   const locks = lockArgs(items);
-  if (!withResults) return locks;
-  return ["", ...items.map((item) => item.result ?? ""), ...locks];
+  if (!extras) return locks;
+  return [
+    "",
+    logLimit,
+    ...items.map((item) => item.result ?? ""),
+    ...items.map((item) => reportArg(item.report)),
+    ...locks,
+  ];
+}
+
+/** A report as the scripts read it (see REPORTS in lua/_common.lua); "" for none. */
+function reportArg(report: JobReport | undefined): string {
+  if (report === undefined) return "";
+  const out: { p?: string; l?: Array<[number, number, string]>; d?: number } = {};
+  if (report.progress !== undefined) out.p = report.progress;
+  if (report.logs !== undefined && report.logs.length > 0) {
+    out.l = report.logs.map((line) => [line.at, line.attempt, line.message]);
+  }
+  if (report.logsDropped !== undefined && report.logsDropped > 0) out.d = report.logsDropped;
+  return JSON.stringify(out);
 }
 
 /** put's per-job fields as script arguments ("" = none: now / the script's default). */

@@ -46,6 +46,7 @@ export const SCRIPT_NAMES = [
   "set-priority",
   "promote",
   "workers",
+  "report",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -76,6 +77,7 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   "set-priority": ["allow-oom"],
   promote: ["allow-oom"],
   workers: ["allow-oom"],
+  report: ["allow-oom"],
 };
 
 /**

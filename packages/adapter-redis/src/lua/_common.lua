@@ -27,8 +27,10 @@
 --                by reference); a field goes when no record refers to it any more
 --   KEYS[13] x   tombstones: id -> how many of the waiting list's tombstones are that id
 --                (metaNt: their total; see TOMBSTONES below)
---   KEYS[14] r   results: id -> the handler's return value (JSON text) of a succeeded job;
---                removed with the job's record (retention, delete)
+--   KEYS[14] r   results and reports: id -> the handler's return value (JSON text) of a
+--                succeeded job, or, once the job reported progress or log lines, "\0" then
+--                JSON { r = result, p = progress, l = log lines, d = lines dropped } (see
+--                REPORTS); removed with the job's record (retention, delete)
 --   KEYS[15] e   expiries: score expiresAt, member id, of jobs put with one (see EXPIRY);
 --                1e15 + expiresAt once it passed while the job ran
 --   KEYS[16] z   expired zset (jobs that expired unstarted): score finishedAt
@@ -1189,6 +1191,93 @@ local function dropJobRecords(ids)
 end
 
 --@
+-- REPORTS (capability reports): a job's progress and log lines, in KEYS[14] with its
+-- result (see there). `stored`: the job's value there (or false); `report`: the report as
+-- JSON { p = progress text, l = { { at, attempt, message }, ... }, d = lines dropped by
+-- the worker } (or "" / nil: none); `result`: a result to keep (or nil). Keeps the last
+-- `limit` lines, counting the ones it drops. Returns the value to store, and whether the
+-- report stored anything.
+local function mergeReport(stored, report, limit, result)
+  local b = {}
+  if stored then
+    if string.byte(stored, 1) == 0 then
+      local ok, v = pcall(cjson.decode, string.sub(stored, 2))
+      if ok and type(v) == "table" then b = v end
+    else
+      b.r = stored
+    end
+  end
+  local changed = false
+  if report and report ~= "" then
+    local ok, rep = pcall(cjson.decode, report)
+    if ok and type(rep) == "table" then
+      if type(rep.p) == "string" then
+        b.p = rep.p
+        changed = true
+      end
+      local old = type(b.l) == "table" and b.l or {}
+      local new = type(rep.l) == "table" and rep.l or {}
+      local dropped = (tonumber(b.d) or 0) + (tonumber(rep.d) or 0)
+      if #new > 0 then
+        changed = true
+        local all = {}
+        for i = 1, #old do all[#all + 1] = old[i] end
+        for i = 1, #new do all[#all + 1] = new[i] end
+        local from = math.max(1, #all - limit + 1)
+        dropped = dropped + from - 1
+        local kept = {}
+        for i = from, #all do kept[#kept + 1] = all[i] end
+        b.l = kept
+      end
+      if dropped > 0 then b.d = dropped end
+    end
+  end
+  if result then b.r = result end
+  if b.p == nil and b.l == nil and b.d == nil then return b.r or false, changed end
+  return "\0" .. cjson.encode(b), changed
+end
+
+-- Store the reports (and results) of jobs `ids` (reports[i], results[i]: "" or nil for
+-- none), all in one read and one write of KEYS[14]; publishes "progress" for the jobs
+-- whose report stored something. Sets the lane's results bit (records removed later take
+-- the value along).
+local function storeReports(ids, reports, results, limit)
+  if #ids == 0 then return end
+  -- KEYS[14], by index: ack takes this section and no more of the operator features'
+  local stored = redis.call("HMGET", KEYS[14], unpack(ids))
+  -- an id named twice merges its second report into its first
+  local current, order = {}, {}
+  for i = 1, #ids do
+    local id = ids[i]
+    local report, result = reports[i], results and results[i]
+    if result == "" then result = nil end
+    if (report and report ~= "") or result then
+      local before = current[id]
+      if before == nil then before = stored[i] end
+      local value, changed = mergeReport(before, report, limit, result)
+      if value then
+        if current[id] == nil then order[#order + 1] = id end
+        current[id] = value
+      end
+      if changed then lifecycleEvent("progress", id) end
+    end
+  end
+  local sets = {}
+  for i = 1, #order do
+    sets[#sets + 1] = order[i]
+    sets[#sets + 1] = current[order[i]]
+  end
+  if #sets > 0 then
+    redis.call("HSET", KEYS[14], unpack(sets))
+    if not meta.r then
+      meta.r = true
+      meta.ops = (meta.ops or 0) + 1
+      metaDirty = true
+    end
+  end
+end
+
+--@
 local function waitingCount()
   local n = meta.wl
   n = n + redis.call("ZCARD", KP)
@@ -1224,8 +1313,9 @@ local EVENT_NAMES = {
   "released", "retried", "expired", "promoted", "prioritized", "moved",
 }
 
--- result: the job's stored result (KEYS[14]), if any; expiresAt: its expiry, if any.
-local function infoJson(id, rec, result, expiresAt)
+-- stored: the job's value in KEYS[14] (its result, or its reports and result), if any;
+-- expiresAt: its expiry, if any.
+local function infoJson(id, rec, stored, expiresAt)
   if rec.bad then
     return cjson.encode({ id = id, state = "waiting", text = rec.bad, priority = 0, attempt = 0,
       publishedAt = 0, runAt = 0, history = {}, malformed = true })
@@ -1239,7 +1329,17 @@ local function infoJson(id, rec, result, expiresAt)
   }
   if rec.fin > 0 then info.finishedAt = rec.fin end
   if rec.err then info.error = rec.err end
-  if result then info.result = result end
+  if stored then
+    if string.byte(stored, 1) == 0 then
+      local ok, b = pcall(cjson.decode, string.sub(stored, 2))
+      if ok and type(b) == "table" then
+        info.result, info.progress, info.logsDropped = b.r, b.p, b.d
+        if type(b.l) == "table" and #b.l > 0 then info.logs = b.l end
+      end
+    else
+      info.result = stored
+    end
+  end
   if expiresAt then info.expiresAt = expiresAt end
   local history = {}
   if rec.hcount == 0 then

@@ -1,8 +1,9 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
 -- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds).
---       With results: ARGV[7] "", then one result per lock ("" = none: encoded JSON is
---       never empty), then the ids and tokens as above.
+--       With results or reports: ARGV[7] "", ARGV[8] the lane's logLimit, then one result
+--       per lock ("" = none: encoded JSON is never empty), then one report per lock (""
+--       = none; see REPORTS in _common.lua), then the ids and tokens as above.
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --
 -- The common ack (a current lock on a record with no stored history, each id once in the
@@ -11,11 +12,15 @@
 -- else (a lost or canceled lock, stored history, a malformed record, an id named twice)
 -- takes the general path through decode() and lockStatus().
 
--- Results (capability results): ARGV[8 .. 7 + n], n the number of locks.
-local resultsAt = nil
-if ARGV[7] == "" then resultsAt = 8 end
-local ids, twice, tokens = lockIds(resultsAt and 8 + (#ARGV - 8) / 2 or 7)
-if ids == nil or (resultsAt and #ARGV % 2 ~= 0) then
+-- Results and reports (capabilities results, reports): ARGV[9 .. 8 + n] and
+-- ARGV[9 + n .. 8 + 2n], n the number of locks.
+local resultsAt, n = nil, 0
+if ARGV[7] == "" then
+  resultsAt = 9
+  n = (#ARGV - 9) / 3
+end
+local ids, twice, tokens = lockIds(resultsAt and 9 + 2 * n or 7)
+if ids == nil or n ~= math.floor(n) then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes ids, then one packed token per id")
 end
 
@@ -82,27 +87,16 @@ if #done > 0 then
   end
   -- Shrinking write first: acks go through even when Redis is out of memory.
   redis.call("ZREM", KA, unpack(done))
-  -- The results of the jobs acked (done[id]: the lock's index).
+  -- The results and reports of the jobs acked (done[id]: the lock's index).
   if resultsAt then
-    local sets = {}
+    local results, reports = {}, {}
     for k = 1, #done do
-      local value = ARGV[resultsAt + done[done[k]] - 1]
-      if value ~= "" then
-        sets[#sets + 1] = done[k]
-        sets[#sets + 1] = value
-      end
+      local i = done[done[k]]
+      results[k] = ARGV[resultsAt + i - 1]
+      reports[k] = ARGV[resultsAt + n + i - 1]
     end
-    if #sets > 0 then
-      -- KEYS[14]: the results hash (by index: an EVAL ack takes no operator section)
-      redis.call("HSET", KEYS[14], unpack(sets))
-      if not meta.r then
-        -- ops bit 1 (see the meta hash): records removed later take their results along
-        meta.r = true
-        meta.ops = (meta.ops or 0) + 1
-        metaDirty = true
-        flushMeta()
-      end
-    end
+    storeReports(done, reports, results, tonumber(ARGV[8]))
+    flushMeta()
   end
   flushRecords()
   flushFinished()

@@ -9,5 +9,5 @@ flushAll()
 local rec = get(ARGV[7])
 if not rec then return false end
 local result = false
-if meta.r and rec.state == SUCCEEDED then result = redis.call("HGET", KR, ARGV[7]) end
+if meta.r then result = redis.call("HGET", KR, ARGV[7]) end
 return infoJson(ARGV[7], rec, result, expiriesOf({ ARGV[7] })[ARGV[7]])

@@ -19,7 +19,7 @@ local function emit(ids, want, prio0)
   if #ids == 0 then return end
   load(ids)
   local results = {}
-  if meta.r and want == SUCCEEDED then results = redis.call("HMGET", KR, unpack(ids)) end
+  if meta.r then results = redis.call("HMGET", KR, unpack(ids)) end
   local expiries = expiriesOf(ids)
   for i = 1, #ids do
     local rec = cache[ids[i]]
