@@ -79,9 +79,9 @@ export interface RedisAdapterOptions {
   /**
    * Publish lifecycle events (pub/sub, on the events channel) for every job this adapter's
    * scripts move: every type of core's LIFECYCLE_EVENT_TYPES (`published`, `started`,
-   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`; not
-   * the operator features' `expired`, `moved` and `progress`, which these scripts do not
-   * have yet), and `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
+   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`,
+   * `expired` and `progress`; not `moved`, which these scripts do not have yet), and
+   * `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
    * run and manage jobs; any process's `subscribe()` (or `tl.subscribe()`) then sees them.
    * Costs one PUBLISH per kind of event per script call (a JSON list of the call's ids)
    * and a message to every subscriber, workers included.
