@@ -195,6 +195,7 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   promote: true,
   workers: true,
   reports: true,
+  move: true,
 });
 
 interface BlockingConn {
@@ -465,6 +466,14 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       }
     },
     track,
+    openLane(name, laneOptions) {
+      let lane = lanes.get(name);
+      if (lane === undefined) {
+        lane = new RedisLane(name, laneOptions, shared);
+        lanes.set(name, lane);
+      }
+      return lane;
+    },
     waitForWake(key, ms, signal, next, dueInMs) {
       if (shared.closed || signal?.aborted) return Promise.resolve(undefined);
       let conn = blocking.find((c) => !c.busy);
@@ -619,7 +628,7 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
   };
 
   const dispatch = (_channel: string, message: string) => {
-    let parsed: { t?: unknown; q?: unknown; ids?: unknown };
+    let parsed: { t?: unknown; q?: unknown; ids?: unknown; to?: unknown };
     try {
       parsed = JSON.parse(message);
     } catch {
@@ -630,10 +639,14 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       return;
     }
     if (!Array.isArray(parsed.ids)) return;
-    const finished = watchers.size > 0 ? FINISHED_STATES.get(type) : undefined;
+    const toLane = type === "put" && typeof parsed.to === "string" ? parsed.to : undefined;
+    // a job moved out of the lane (a put event naming its target) ends a watch there
+    const finished =
+      watchers.size > 0 ? (toLane !== undefined ? "moved" : FINISHED_STATES.get(type)) : undefined;
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
       const event = { type, lane: parsed.q, jobId: decodeId(id) } as AdapterEvent;
+      if (toLane !== undefined) (event as { toLane?: string }).toLane = toLane;
       if (finished !== undefined) {
         const watching = watchers.get(`${event.lane}\n${event.jobId}`);
         if (watching !== undefined) {
@@ -915,6 +928,9 @@ const OPERATOR_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>([
   "promote",
   "workers",
   "report",
+  "move-out",
+  "move-in",
+  "move-done",
 ]);
 
 /** durability.aof needs WAITAOF (Redis 7.2+, Valkey) on every master. */

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   type AckItem,
   type CancelResult,
@@ -18,6 +19,7 @@ import {
   type ListOptions,
   type Lock,
   type LockStatus,
+  type MoveResult,
   type NackItem,
   type NewJob,
   type OperatorLaneMethod,
@@ -52,6 +54,8 @@ const STATE_CODES: Partial<Record<JobState, number>> = {
 const LOCK_STATUS: readonly LockStatus[] = ["lost", "ok", "canceled"];
 const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finished"];
 const CHANGE_RESULT: readonly ChangeResult[] = ["not_found", "ok", "wrong_state"];
+/** move-out's answers (1, marked, becomes move-in's). */
+const MOVE_OUT: readonly MoveResult[] = ["not_found", "moved", "finished", "duplicate"];
 const DEFAULT_PAGE_SIZE = 100;
 /** LaneStoreOptions.logLimit's default, and the most lines the scripts keep per job. */
 const DEFAULT_LOG_LIMIT = 100;
@@ -82,13 +86,15 @@ const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsabl
 export class RedisLane
   implements
     Required<Omit<LaneStore, OperatorLaneMethod>>,
-    Required<Pick<LaneStore, "setPriority" | "promote" | "report">>
+    Required<Pick<LaneStore, "setPriority" | "promote" | "report" | "move">>
 {
   readonly name: string;
-  private readonly shared: AdapterShared;
-  private readonly keys: LaneKeys;
+  readonly shared: AdapterShared;
+  readonly keys: LaneKeys;
   /** ARGV[1..6] of every script (see lua/_common.lua). */
   private common: string[] = [];
+  /** The options the lane was opened with (a move's target may need them: see move). */
+  options: LaneStoreOptions;
   /** Log lines kept per job (LaneStoreOptions.logLimit), sent with every report. */
   private logLimit = DEFAULT_LOG_LIMIT;
   /** Each script's calls with this lane's keys and common arguments (see ScriptCall). */
@@ -113,11 +119,13 @@ export class RedisLane
     this.name = name;
     this.shared = shared;
     this.keys = laneKeys(shared.prefix, name);
+    this.options = options;
     this.configure(options);
   }
 
   /** Apply (validated) lane options; they travel with every script call. */
   configure(options: LaneStoreOptions): void {
+    this.options = options;
     this.logLimit = Math.min(options.logLimit ?? DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT);
     this.common = [
       this.name,
@@ -140,7 +148,8 @@ export class RedisLane
     return call;
   }
 
-  private async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
+  /** Run one of this lane's scripts (a move runs its target's too). */
+  async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
     if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
     this.shared.check(`redis lane "${this.name}"`);
     return this.send(script, args);
@@ -597,6 +606,77 @@ export class RedisLane
     }
     const reply = (await this.run("promote", ids.map(encodeId))) as number[];
     return reply.map((code) => CHANGE_RESULT[code] ?? "not_found");
+  }
+
+  /**
+   * Move jobs to `to` (capability move) in the contract's crash-safe steps, each one
+   * script call (docs/adapter-contract.md, "move"): the ids the target already holds are
+   * duplicates; the rest are marked moving here (lua/move-out.lua; holders get a put
+   * event), put into the target by id (move-in.lua), then removed here (move-done.lua). A
+   * job an interrupted move left marked goes on to that move's target.
+   */
+  async move(ids: string[], to: LaneStore): Promise<MoveResult[]> {
+    this.shared.check(`redis lane "${this.name}"`);
+    if (!(to instanceof RedisLane) || to.shared !== this.shared || to.name === this.name) {
+      throw new ConfigError(
+        "to",
+        (to as { name?: unknown } | undefined)?.name,
+        "must be another lane of the same Redis adapter",
+      );
+    }
+    if (ids.length === 0) return [];
+    const encoded = ids.map(encodeId);
+    let held: Array<string | null>;
+    try {
+      held = await this.shared.client.hmget(to.keys.all[1] as string, ...encoded);
+    } catch (error) {
+      throw mapRedisError(`move from lane "${this.name}"`, error);
+    }
+    const token = randomBytes(8).toString("hex");
+    const args: string[] = [to.name, token];
+    for (let i = 0; i < encoded.length; i++) {
+      args.push(encoded[i] as string, held[i] !== null ? "1" : "");
+    }
+    const marked = (await this.run("move-out", args)) as Array<number | string>;
+    const results: MoveResult[] = ids.map((_, i) => MOVE_OUT[Number(marked[2 * i])] ?? "not_found");
+    // Marked jobs, by target (an interrupted move's may differ from `to`).
+    const byTarget = new Map<string, Array<{ i: number; json: string; token: string }>>();
+    ids.forEach((_, i) => {
+      if (Number(marked[2 * i]) !== 1) return;
+      const json = String(marked[2 * i + 1]);
+      const { t, k } = JSON.parse(json) as { t: string; k: string };
+      const list = byTarget.get(t) ?? [];
+      byTarget.set(t, list);
+      list.push({ i, json, token: k });
+    });
+    const done: string[] = [];
+    for (const [target, jobs] of byTarget) {
+      const lane = target === to.name ? to : this.shared.openLane(target, to.options);
+      const inArgs: string[] = [this.name];
+      for (const job of jobs) inArgs.push(encoded[job.i] as string, job.json);
+      const put = (await lane.run("move-in", inArgs)) as number[];
+      jobs.forEach((job, k) => {
+        const ok = Number(put[k]) === 1;
+        results[job.i] = ok ? "moved" : "duplicate";
+        done.push(encoded[job.i] as string, job.token, ok ? "1" : "0");
+      });
+    }
+    if (done.length > 0) await this.run("move-done", done);
+    // Interrupted moves completed to their first target move on to `to`, as asked.
+    for (const [target, jobs] of byTarget) {
+      if (target === to.name) continue;
+      const onward = jobs.filter((job) => results[job.i] === "moved");
+      if (onward.length === 0) continue;
+      const first = this.shared.openLane(target, to.options) as RedisLane;
+      const again = await first.move(
+        onward.map((job) => ids[job.i] as string),
+        to,
+      );
+      onward.forEach((job, k) => {
+        results[job.i] = again[k] ?? "not_found";
+      });
+    }
+    return results;
   }
 
   async pause(): Promise<void> {

@@ -47,6 +47,9 @@ export const SCRIPT_NAMES = [
   "promote",
   "workers",
   "report",
+  "move-out",
+  "move-in",
+  "move-done",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -78,6 +81,9 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   promote: ["allow-oom"],
   workers: ["allow-oom"],
   report: ["allow-oom"],
+  "move-out": ["allow-oom"],
+  "move-in": ["allow-oom"],
+  "move-done": ["allow-oom"],
 };
 
 /**

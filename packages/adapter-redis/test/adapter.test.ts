@@ -341,6 +341,7 @@ describe("scripts", () => {
     try {
       const q = await own.lane("loaded", opts); // resolves once the adapter has started
       const operator = ["watch", "set-priority", "promote", "workers", "report"];
+      operator.push("move-out", "move-in", "move-done");
       const loaded = Object.entries(SCRIPTS).map(([name, s]) => [name, s.sha] as const);
       expect(await raw.script("EXISTS", ...loaded.map(([, sha]) => sha))).toEqual(
         loaded.map(([name]) => (operator.includes(name) ? 0 : 1)),

@@ -118,6 +118,14 @@ describe("redis cluster", () => {
       const [promoted] = (await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 })).jobs;
       expect([promoted?.id, promoted?.priority]).toEqual([later.id, 7]);
     }
+    // A move between lanes of different slots (and nodes): the contract's three steps.
+    const from = await adapter.lane("ops-0", opts);
+    const to = await adapter.lane("ops-2", opts);
+    const moving = job();
+    await from.put([moving]);
+    expect(await from.move([moving.id, "nobody"], to)).toEqual(["moved", "not_found"]);
+    expect(await from.get(moving.id)).toBeUndefined();
+    expect(await to.get(moving.id)).toMatchObject({ state: "waiting", payload: moving.payload });
     const registration = {
       id: "w-cluster",
       host: "h",

@@ -219,3 +219,57 @@ describe("priority and promote", () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
+
+describe("move", () => {
+  it("an interrupted move leaves the job marked in the source; a later move completes it to its first target", async () => {
+    const from = await worker.lane(laneName(), LANE_OPTIONS);
+    const first = await worker.lane(laneName(), LANE_OPTIONS);
+    const other = await worker.lane(laneName(), LANE_OPTIONS);
+    const a = job({ expiresAt: Date.now() + 3_600_000 });
+    await from.put([a]);
+    const [held] = (await from.reserve({ limit: 1, leaseMs: 60_000, waitMs: 0 })).jobs;
+    expect(
+      await from.report([{ lock: (held as ReservedJob).lock, progress: "0.5", logs: [line] }]),
+    ).toEqual(["ok"]);
+    // Step 1 only, as a process that died after it leaves it.
+    const marked = (await from.run("move-out", [first.name, "t0k3n", encodeId(a.id), ""])) as [
+      number,
+      string,
+    ];
+    expect(marked[0]).toBe(1);
+    expect(await from.get(a.id)).toMatchObject({ state: "active", progress: "0.5" });
+    expect(await from.ack([(held as ReservedJob).lock])).toEqual(["lost"]);
+    expect((await from.reserve({ limit: 1, leaseMs: 1_000, waitMs: 0 })).jobs).toEqual([]);
+    expect((await from.counts()).active).toBe(0);
+    expect(await from.delete([a.id])).toBe(0);
+    // Asked to move it elsewhere: it completes the move to its first target, then moves on.
+    expect(await from.move([a.id], other)).toEqual(["moved"]);
+    expect(await from.get(a.id)).toBeUndefined();
+    expect(await first.get(a.id)).toBeUndefined();
+    const moved = await other.get(a.id);
+    expect(moved).toMatchObject({
+      state: "waiting",
+      attempt: 0,
+      progress: "0.5",
+      logs: [line],
+      expiresAt: a.expiresAt,
+    });
+    expect(moved?.history.map((e) => [e.event, e.detail])).toEqual([
+      ["published", undefined],
+      ["reserved", undefined],
+      ["moved", from.name],
+      ["moved", first.name],
+    ]);
+    // Moving it again: nothing is left in the source.
+    expect(await from.move([a.id], first)).toEqual(["not_found"]);
+  });
+
+  it("refuses a target that is not another lane of the same adapter", async () => {
+    const q = await worker.lane(laneName(), LANE_OPTIONS);
+    const elsewhere = await waiter.lane(laneName(), LANE_OPTIONS);
+    await expect(q.move(["x"], q)).rejects.toThrow(/another lane/);
+    await expect(q.move(["x"], elsewhere)).rejects.toThrow(/another lane/);
+  });
+});
+
+const line = { at: 1_000, attempt: 1, message: "half way" };

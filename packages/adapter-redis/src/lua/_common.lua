@@ -161,7 +161,7 @@ local CALL_LEN = 24
 local REST_PREFIX = ">ddI4hI6I6i6"
 -- A fresh record's first 21 bytes: the state, then the body's prefix.
 local FRESH = ">BhI6I6i6"
--- states
+-- states (and 7 expired, 8 moving: see the operator features' section)
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
 local EV_PUBLISHED, EV_RESERVED, EV_SUCCEEDED, EV_RETRYING = 1, 2, 3, 4
@@ -183,7 +183,8 @@ local KR, KE, KZ
 --{
 KR, KE, KZ = KEYS[14], KEYS[15], KEYS[16]
 --}
-local EXPIRED = 7
+-- 8: moving (a move's first step marked it, see lua/move-out.lua): in no structure
+local EXPIRED, MOVING = 7, 8
 local EV_EXPIRED, EV_PROMOTED, EV_PRIORITIZED, EV_MOVED = 10, 11, 12, 13
 
 --@
@@ -331,7 +332,7 @@ local function decode(raw)
       err = false, hist = "", pub = c.pub, ref = ref,
     }
   end
-  if k > 64 and k <= 71 and #raw >= HEADER_LEN then
+  if k > 64 and k <= 72 and #raw >= HEADER_LEN then
     -- at least HEADER_LEN bytes: struct.unpack cannot fail
     local kind, attempt, stalls, flags, hcount, elen, fin, exp, res, token, due, blen =
       struct.unpack(HEADER, raw)
@@ -1306,7 +1307,7 @@ end
 --@
 -- A job as get/list return it: JSON text (JS parses it), times as epoch ms.
 local STATE_NAMES = {
-  "waiting", "delayed", "active", "succeeded", "failed", "canceled", "expired",
+  "waiting", "delayed", "active", "succeeded", "failed", "canceled", "expired", "waiting",
 }
 local EVENT_NAMES = {
   "published", "reserved", "succeeded", "retrying", "failed", "stalled", "canceled",
@@ -1335,6 +1336,8 @@ local function infoJson(id, rec, stored, expiresAt)
       if ok and type(b) == "table" then
         info.result, info.progress, info.logsDropped = b.r, b.p, b.d
         if type(b.l) == "table" and #b.l > 0 then info.logs = b.l end
+        -- moving (an interrupted move): shown in its state before
+        if rec.state == 8 and type(b.m) == "table" then info.state = STATE_NAMES[b.m.s] end
       end
     else
       info.result = stored

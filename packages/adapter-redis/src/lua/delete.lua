@@ -1,4 +1,4 @@
--- tasklane: delete — remove jobs that are not active.
+-- tasklane: delete — remove jobs that are not active (nor being moved: lua/move-out.lua).
 -- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
@@ -29,7 +29,7 @@ for i = 1, #ids do
       seen[id] = true
       removed[#removed + 1] = id
       lifecycleEvent("deleted", id)
-    elseif rec.state ~= ACTIVE then
+    elseif rec.state ~= ACTIVE and rec.state ~= 8 then
       local state = rec.state
       if state == WAITING then
         -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
