@@ -4,9 +4,16 @@
  * (`FollowUp`) and the batch limit. A module of its own so that redis-adapter.ts and
  * redis-lane.ts both import it and neither imports the other's internals.
  */
+import type { LaneStoreOptions } from "@tasklane/core/adapter";
 import type { Cluster, Redis } from "ioredis";
 import type { Durability } from "./durability.ts";
 import type { ScriptingMode } from "./scripts.ts";
+
+/** What a move needs of a lane it opens (RedisLane; an interface here: no import cycle). */
+export interface RedisLaneLike {
+  readonly name: string;
+  run(script: "move-in", args: string[]): Promise<unknown>;
+}
 
 /** Most jobs in one call of any script (the adapter's maxBatch); merged puts fit in it. */
 export const MAX_BATCH = 1_000;
@@ -32,6 +39,11 @@ export interface AdapterShared {
    * whose reply comes after a close may have run twice: see RedisLane.settled.
    */
   closes: number;
+  /**
+   * The lane of this name, opened if this process has not (with `options`): where a
+   * move interrupted elsewhere continues to.
+   */
+  openLane(name: string, options: LaneStoreOptions): RedisLaneLike;
   /** Throws ClosedError when closed; fails fast when the connection is down. */
   check(what: string): void;
   /** A script call in flight: close() waits for it (bounded) before it drops connections. */

@@ -16,7 +16,12 @@ export interface LaneKeys {
   scheduleIndex: string;
 }
 
-const SUFFIXES = ["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"] as const;
+// KEYS[1..16] of every script, in this order (see src/lua/_common.lua).
+const SUFFIXES = [
+  ...["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"],
+  // the operator features': results, expiries, expired jobs
+  ...["r", "e", "z"],
+] as const;
 
 export function laneKeys(prefix: string, lane: string): LaneKeys {
   const tag = `${prefix}:{${prefix}:${lane}}:`;
@@ -29,6 +34,15 @@ export function laneKeys(prefix: string, lane: string): LaneKeys {
     schedules: `${tag}sched`,
     scheduleIndex: `${tag}sched:due`,
   };
+}
+
+/**
+ * The worker registry of one prefix (lua/workers.lua): its hash and its lapse times, under
+ * the hash tag `{<prefix>:}`, which no lane has (a lane name is not empty).
+ */
+export function registryKeys(prefix: string): [string, string] {
+  const tag = `${prefix}:{${prefix}:}:`;
+  return [`${tag}workers`, `${tag}workers-lapse`];
 }
 
 /** The pub/sub channel of one prefix (cross-process events). */

@@ -7,6 +7,8 @@ import {
   count,
   fullCapabilities,
   isLifecycleEvent,
+  type JobFinishedEvent,
+  type JobRef,
   type LaneStoreOptions,
   LIFECYCLE_EVENT_TYPES,
   NO_OPERATOR_CAPABILITIES,
@@ -14,6 +16,8 @@ import {
   type SubscribeOptions,
   settingsObject,
   validateLaneStoreOptions,
+  type WorkerInfo,
+  type WorkerRegistration,
   wholeTimerMs,
 } from "@tasklane/core/adapter";
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
@@ -22,9 +26,18 @@ import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts"
 import type { Durability } from "./durability.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
 import { decodeId } from "./id-codec.ts";
-import { checkName, eventsChannel } from "./keys.ts";
+import { checkName, eventsChannel, registryKeys } from "./keys.ts";
 import { RedisLane } from "./redis-lane.ts";
-import { LIBRARY, loadLibrary, masters, SCRIPTS, type ScriptingMode } from "./scripts.ts";
+import {
+  LIBRARY,
+  loadLibrary,
+  masters,
+  runCall,
+  SCRIPTS,
+  ScriptCall,
+  type ScriptingMode,
+  type ScriptName,
+} from "./scripts.ts";
 
 export interface RedisAdapterOptions {
   /**
@@ -66,9 +79,9 @@ export interface RedisAdapterOptions {
   /**
    * Publish lifecycle events (pub/sub, on the events channel) for every job this adapter's
    * scripts move: every type of core's LIFECYCLE_EVENT_TYPES (`published`, `started`,
-   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`; not
-   * the operator features' `expired`, `moved` and `progress`, which these scripts do not
-   * have yet), and `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
+   * `succeeded`, `retrying`, `failed`, `stalled`, `released`, `retried`, `deleted`,
+   * `expired` and `progress`; not `moved`, which these scripts do not have yet), and
+   * `canceled` for waiting and delayed jobs too. Turn it on in the processes that publish,
    * run and manage jobs; any process's `subscribe()` (or `tl.subscribe()`) then sees them.
    * Costs one PUBLISH per kind of event per script call (a JSON list of the call's ids)
    * and a message to every subscriber, workers included.
@@ -127,7 +140,28 @@ export interface RedisAdapter extends Adapter {
     listener: (event: AdapterEvent) => void,
     options?: SubscribeOptions,
   ): Promise<() => Promise<void>>;
+  watch(jobs: JobRef[], listener: (event: JobFinishedEvent) => void): Promise<() => Promise<void>>;
+  registerWorker(worker: WorkerRegistration, ttlMs: number): Promise<void>;
+  deregisterWorker(id: string): Promise<void>;
+  workers(): Promise<WorkerInfo[]>;
 }
+
+/**
+ * How long one watch of a lane makes its scripts publish every finish (lua/watch.lua),
+ * and how often a watching process renews it: a watcher that dies stops costing the
+ * lane's scripts a PUBLISH per finishing call within WATCH_TTL_MS.
+ */
+const WATCH_TTL_MS = 60_000;
+const WATCH_RENEW_MS = 20_000;
+
+/** The event types that end a watched job's wait, and the state each reports. */
+const FINISHED_STATES: ReadonlyMap<string, JobFinishedEvent["state"]> = new Map([
+  ["succeeded", "succeeded"],
+  ["failed", "failed"],
+  ["canceled", "canceled"],
+  ["expired", "expired"],
+  ["deleted", "deleted"],
+] as const);
 
 /** The event types the scripts publish (see AdapterEvent); anything else is not ours. */
 const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
@@ -140,10 +174,10 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<AdapterEvent["type"]>([
 const LONG_MS = 100 * 365 * 86_400_000;
 
 /**
- * Everything the contract describes, but the operator features (results, waitFor,
- * reports, tags, search, failure groups, the worker registry, changing priority,
- * promote, move, expiry): explicitly off until the scripts implement them against the
- * conformance suite's operator tests, which skip them through these capabilities.
+ * Everything the contract describes. Of the operator features, those the scripts have
+ * (README, Capabilities); the rest explicitly off until the scripts implement them
+ * against the conformance suite's operator tests, which skip them through these
+ * capabilities.
  */
 export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   ...fullCapabilities({
@@ -154,6 +188,14 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
     timeResolutionMs: 1,
   }),
   ...NO_OPERATOR_CAPABILITIES,
+  results: true,
+  waitFor: true,
+  expiry: true,
+  changePriority: true,
+  promote: true,
+  workers: true,
+  reports: true,
+  move: true,
   // In each lane's slot, fired by lua/fire.lua: a compare-and-set and a put in one script.
   schedules: true,
   // release with runAt (lua/release.lua): a job handed back delayed, its attempt not spent.
@@ -358,6 +400,13 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
   let subscriber: Client | undefined;
   let subscribing: Promise<void> | undefined;
   const lanes = new Map<string, RedisLane>();
+  /** Watched jobs ("<lane>\n<id>") and their listeners (see watch). */
+  const watchers = new Map<string, Set<(event: JobFinishedEvent) => void>>();
+  /** Lanes watched now: how many watches hold each, and the renewal of its watch flag. */
+  const watchedLanes = new Map<
+    string,
+    { holders: number; ready: Promise<void>; timer: ReturnType<typeof setInterval> }
+  >();
 
   const duplicate = (): Client => {
     const dup = isCluster
@@ -421,6 +470,14 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       }
     },
     track,
+    openLane(name, laneOptions) {
+      let lane = lanes.get(name);
+      if (lane === undefined) {
+        lane = new RedisLane(name, laneOptions, shared);
+        lanes.set(name, lane);
+      }
+      return lane;
+    },
     waitForWake(key, ms, signal, next, dueInMs) {
       if (shared.closed || signal?.aborted) return Promise.resolve(undefined);
       let conn = blocking.find((c) => !c.busy);
@@ -556,8 +613,26 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
     if (shared.closed) throw new ClosedError("redis adapter");
   };
 
+  /** The worker registry's script (lua/workers.lua): its own keys, no lane's options. */
+  const registry = new ScriptCall(SCRIPTS.workers, registryKeys(prefix), [
+    "",
+    "0",
+    "0",
+    "0",
+    "",
+    "",
+  ]);
+  const registryCall = async (what: string, args: string[]): Promise<unknown> => {
+    checkOpen();
+    await init;
+    shared.check("redis worker registry");
+    const call = runCall(client, registry, args, what, shared.scripting);
+    track(call);
+    return call;
+  };
+
   const dispatch = (_channel: string, message: string) => {
-    let parsed: { t?: unknown; q?: unknown; ids?: unknown };
+    let parsed: { t?: unknown; q?: unknown; ids?: unknown; to?: unknown };
     try {
       parsed = JSON.parse(message);
     } catch {
@@ -568,9 +643,27 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       return;
     }
     if (!Array.isArray(parsed.ids)) return;
+    const toLane = type === "put" && typeof parsed.to === "string" ? parsed.to : undefined;
+    // a job moved out of the lane (a put event naming its target) ends a watch there
+    const finished =
+      watchers.size > 0 ? (toLane !== undefined ? "moved" : FINISHED_STATES.get(type)) : undefined;
     for (const id of parsed.ids) {
       if (typeof id !== "string") continue;
       const event = { type, lane: parsed.q, jobId: decodeId(id) } as AdapterEvent;
+      if (toLane !== undefined) (event as { toLane?: string }).toLane = toLane;
+      if (finished !== undefined) {
+        const watching = watchers.get(`${event.lane}\n${event.jobId}`);
+        if (watching !== undefined) {
+          const done: JobFinishedEvent = { lane: event.lane, jobId: event.jobId, state: finished };
+          for (const listener of [...watching]) {
+            try {
+              listener(done);
+            } catch {
+              // a failing watcher must not break the others
+            }
+          }
+        }
+      }
       // Workers subscribe without lifecycle events: they get canceled and put only.
       const lifecycle = isLifecycleEvent(event);
       for (const [listener, wantsLifecycle] of listeners) {
@@ -582,6 +675,61 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
         }
       }
     }
+  };
+
+  const ensureSubscribed = async (): Promise<void> => {
+    if (subscriber === undefined) {
+      const sub = duplicate();
+      subscriber = sub;
+      sub.on("message", dispatch);
+      subscribing = sub.subscribe(channel).then(
+        () => {},
+        (error: unknown) => {
+          subscriber = undefined;
+          subscribing = undefined;
+          sub.disconnect();
+          throw mapRedisError("subscribing to events", error);
+        },
+      );
+    }
+    await subscribing;
+  };
+
+  /** A lane's scripts set (or kept) publishing every finish; renewed while it is watched. */
+  const watchLane = (name: string): Promise<void> => {
+    const held = watchedLanes.get(name);
+    if (held !== undefined) {
+      held.holders++;
+      return held.ready;
+    }
+    // A lane this adapter has not opened: the watch script reads no lane option.
+    const lane = lanes.get(name) ?? new RedisLane(name, { maxStalls: 0, historyLimit: 0 }, shared);
+    const renew = () => lane.watchFor(WATCH_TTL_MS);
+    const timer = setInterval(() => {
+      renew().catch(() => {
+        // The next renewal tries again; a waiter polls meanwhile (core's WAIT_POLL_MS).
+      });
+    }, WATCH_RENEW_MS);
+    timer.unref?.();
+    const entry = { holders: 1, ready: renew(), timer };
+    watchedLanes.set(name, entry);
+    entry.ready.catch(() => {
+      if (watchedLanes.get(name) === entry) {
+        clearInterval(timer);
+        watchedLanes.delete(name);
+      }
+    });
+    return entry.ready;
+  };
+
+  const unwatchLane = (name: string): void => {
+    const held = watchedLanes.get(name);
+    if (held === undefined) return;
+    held.holders--;
+    if (held.holders > 0) return;
+    // The flag lapses by itself (WATCH_TTL_MS): other processes may watch the lane too.
+    clearInterval(held.timer);
+    watchedLanes.delete(name);
   };
 
   return {
@@ -606,29 +754,91 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       return lane;
     },
 
+    async registerWorker(worker, ttlMs) {
+      if (!(Number.isFinite(ttlMs) && ttlMs > 0)) {
+        throw new ConfigError("ttlMs", ttlMs, "must be a finite number of ms > 0");
+      }
+      await registryCall("registering a worker", [
+        "register",
+        worker.id,
+        JSON.stringify(worker),
+        String(Math.ceil(ttlMs)),
+      ]);
+    },
+
+    async deregisterWorker(id) {
+      await registryCall("deregistering a worker", ["deregister", id]);
+    },
+
+    async workers() {
+      const reply = (await registryCall("listing workers", ["list"])) as string[];
+      const out: WorkerInfo[] = [];
+      for (let i = 0; i + 2 < reply.length; i += 3) {
+        const text = String(reply[i + 1]);
+        const space = text.indexOf(" ");
+        try {
+          const registration = JSON.parse(text.slice(space + 1)) as WorkerRegistration;
+          out.push({
+            ...registration,
+            lastHeartbeatAt: Number(text.slice(0, space)),
+            expiresAt: Number(reply[i + 2]),
+          });
+        } catch {
+          // not an entry tasklane wrote: left out
+        }
+      }
+      return out.sort((a, b) => a.startedAt - b.startedAt || (a.id < b.id ? -1 : 1));
+    },
+
     async subscribe(listener, options) {
       checkOpen();
       await init;
-      if (subscriber === undefined) {
-        const sub = duplicate();
-        subscriber = sub;
-        sub.on("message", dispatch);
-        subscribing = sub.subscribe(channel).then(
-          () => {},
-          (error: unknown) => {
-            subscriber = undefined;
-            subscribing = undefined;
-            sub.disconnect();
-            throw mapRedisError("subscribing to events", error);
-          },
-        );
-      }
-      await subscribing;
+      await ensureSubscribed();
       const wrapped = (event: AdapterEvent) => listener(event);
       listeners.set(wrapped, options?.lifecycle !== false);
       return async () => {
         listeners.delete(wrapped);
       };
+    },
+
+    /**
+     * Subscribed first, then each lane's watch flag set (lua/watch.lua): from then on
+     * every finish of the lane's jobs is published, lifecycle events on or off, so a
+     * waiter that reads the job after this resolves misses none.
+     */
+    async watch(jobs, listener) {
+      checkOpen();
+      await init;
+      await ensureSubscribed();
+      const keys = [...new Set(jobs.map((j) => `${j.lane}\n${j.jobId}`))];
+      const wrapped = (event: JobFinishedEvent) => listener(event);
+      for (const key of keys) {
+        let set = watchers.get(key);
+        if (set === undefined) {
+          set = new Set();
+          watchers.set(key, set);
+        }
+        set.add(wrapped);
+      }
+      const laneNames = [...new Set(jobs.map((j) => j.lane))];
+      let stopped = false;
+      const stop = async () => {
+        if (stopped) return;
+        stopped = true;
+        for (const key of keys) {
+          const set = watchers.get(key);
+          set?.delete(wrapped);
+          if (set?.size === 0) watchers.delete(key);
+        }
+        for (const name of laneNames) unwatchLane(name);
+      };
+      try {
+        await Promise.all(laneNames.map((name) => watchLane(name)));
+      } catch (error) {
+        await stop();
+        throw error;
+      }
+      return stop;
     },
 
     async close() {
@@ -638,6 +848,9 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       for (const lane of lanes.values()) lane.sendQueuedPuts();
       shared.closed = true;
       listeners.clear();
+      watchers.clear();
+      for (const held of watchedLanes.values()) clearInterval(held.timer);
+      watchedLanes.clear();
       for (const abort of [...pendingWaits]) abort();
       if (inFlight.size > 0) {
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -697,7 +910,13 @@ async function loadCode(client: Client, scripting: "auto" | ScriptingMode): Prom
       }
     }
   }
-  const sources = Object.values(SCRIPTS).map((script) => script.source);
+  // The operator features' scripts are loaded by their first call (NOSCRIPT, then EVAL):
+  // every script loaded grows the server's Lua heap, which every EVAL call's garbage
+  // collection walks (five more scripts cost a one-job put ~1.6% more instructions), so a
+  // server whose lanes never use them does not carry them.
+  const sources = Object.entries(SCRIPTS)
+    .filter(([name]) => !OPERATOR_SCRIPTS.has(name as ScriptName))
+    .map(([, script]) => script.source);
   await Promise.all(
     masters(client).flatMap((node) =>
       sources.map((source) => node.script("LOAD", source).catch(() => undefined)),
@@ -705,6 +924,18 @@ async function loadCode(client: Client, scripting: "auto" | ScriptingMode): Prom
   );
   return "eval";
 }
+
+/** Scripts an EVAL-mode adapter does not load at start (see loadCode). */
+const OPERATOR_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>([
+  "watch",
+  "set-priority",
+  "promote",
+  "workers",
+  "report",
+  "move-out",
+  "move-in",
+  "move-done",
+]);
 
 /** durability.aof needs WAITAOF (Redis 7.2+, Valkey) on every master. */
 async function checkWaitAof(client: Client): Promise<void> {

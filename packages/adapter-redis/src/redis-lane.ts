@@ -1,5 +1,8 @@
+import { randomBytes } from "node:crypto";
 import {
+  type AckItem,
   type CancelResult,
+  type ChangeResult,
   ConfigError,
   type DayStats,
   emptyDayStats,
@@ -7,6 +10,8 @@ import {
   type JobError,
   type JobEvent,
   type JobInfo,
+  type JobLogLine,
+  type JobReport,
   type JobState,
   type LaneCounts,
   type LaneStore,
@@ -14,11 +19,13 @@ import {
   type ListOptions,
   type Lock,
   type LockStatus,
+  type MoveResult,
   type NackItem,
   type NewJob,
   type OperatorLaneMethod,
   type PutResult,
   type ReleaseItem,
+  type ReportItem,
   type ReservedJob,
   type ReserveOptions,
   type ReserveResult,
@@ -47,10 +54,17 @@ const STATE_CODES: Partial<Record<JobState, number>> = {
   succeeded: 4,
   failed: 5,
   canceled: 6,
+  expired: 7,
 };
 const LOCK_STATUS: readonly LockStatus[] = ["lost", "ok", "canceled"];
 const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finished"];
+const CHANGE_RESULT: readonly ChangeResult[] = ["not_found", "ok", "wrong_state"];
+/** move-out's answers (1, marked, becomes move-in's). */
+const MOVE_OUT: readonly MoveResult[] = ["not_found", "moved", "finished", "duplicate"];
 const DEFAULT_PAGE_SIZE = 100;
+/** LaneStoreOptions.logLimit's default, and the most lines the scripts keep per job. */
+const DEFAULT_LOG_LIMIT = 100;
+const MAX_LOG_LIMIT = 10_000;
 const MAX_PAGE_SIZE = 1_000;
 const DAY_MS = 86_400_000;
 /** How long "the lane was left empty" is trusted by the next long poll, ms. */
@@ -74,12 +88,20 @@ const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsabl
  * A Redis lane: every method of the contract, optional ones included, but the operator
  * features' (their capabilities are false until the scripts have them).
  */
-export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> {
+export class RedisLane
+  implements
+    Required<Omit<LaneStore, OperatorLaneMethod>>,
+    Required<Pick<LaneStore, "setPriority" | "promote" | "report" | "move">>
+{
   readonly name: string;
-  private readonly shared: AdapterShared;
-  private readonly keys: LaneKeys;
+  readonly shared: AdapterShared;
+  readonly keys: LaneKeys;
   /** ARGV[1..6] of every script (see lua/_common.lua). */
   private common: string[] = [];
+  /** The options the lane was opened with (a move's target may need them: see move). */
+  options: LaneStoreOptions;
+  /** Log lines kept per job (LaneStoreOptions.logLimit), sent with every report. */
+  private logLimit = DEFAULT_LOG_LIMIT;
   /** Each script's calls with this lane's keys and common arguments (see ScriptCall). */
   private calls = new Map<ScriptName, ScriptCall>();
   /**
@@ -102,11 +124,14 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     this.name = name;
     this.shared = shared;
     this.keys = laneKeys(shared.prefix, name);
+    this.options = options;
     this.configure(options);
   }
 
   /** Apply (validated) lane options; they travel with every script call. */
   configure(options: LaneStoreOptions): void {
+    this.options = options;
+    this.logLimit = Math.min(options.logLimit ?? DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT);
     this.common = [
       this.name,
       String(options.maxStalls),
@@ -128,7 +153,8 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     return call;
   }
 
-  private async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
+  /** Run one of this lane's scripts (a move runs its target's too). */
+  async run(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
     if (script !== "reserve" && script !== "ack" && script !== "extend") this.idle = undefined;
     this.shared.check(`redis lane "${this.name}"`);
     return this.send(script, args);
@@ -207,8 +233,11 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     // Flags (see lua/put.lua): "e" put events; "f" every id fresh (NewJob.freshId), so the
     // script looks none up. One caller's id in the call and every id is checked.
     const shape = jobsShape(jobs);
+    const extras = shape & HAS_EXTRAS ? extrasArg(jobs) : undefined;
     const args: Array<string | number | Buffer> = [
-      (this.shared.putEvents ? "e" : "") + (shape & ALL_FRESH ? "f" : ""),
+      (this.shared.putEvents ? "e" : "") +
+        (shape & ALL_FRESH ? "f" : "") +
+        (extras !== undefined ? "x" : ""),
     ];
     const first = jobs[0] as NewJob;
     const priority = priorityArg(first);
@@ -238,6 +267,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
         );
       }
     }
+    if (extras !== undefined) args.push(extras);
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
     const replied = this.shared.durable ? this.putDurably(args) : this.run("put", args);
@@ -525,11 +555,11 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
 
   // ── ack, nack, release, extend ───────────────────────────────────────────────────────
 
-  async ack(locks: Lock[]): Promise<LockStatus[]> {
+  async ack(items: AckItem[]): Promise<LockStatus[]> {
     this.shared.check(`redis lane "${this.name}"`);
-    if (locks.length === 0) return [];
+    if (items.length === 0) return [];
     const closes = this.shared.closes;
-    return this.settled("ack", closes, await this.run("ack", lockArgs(locks)));
+    return this.settled("ack", closes, await this.run("ack", ackArgs(items, this.logLimit)));
   }
 
   /**
@@ -567,6 +597,9 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
         dead ? item.error.reason : item.error.message,
       );
     }
+    if (items.some((item) => item.report !== undefined)) {
+      args.push(this.logLimit, JSON.stringify(items.map((item) => reportArg(item.report))));
+    }
     const closes = this.shared.closes;
     return this.settled("nack", closes, await this.run("nack", args));
   }
@@ -585,8 +618,23 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       });
       runAts = packed;
     }
-    const reply = await this.run("release", [runAts, ...lockArgs(items.map((item) => item.lock))]);
+    const locks = lockArgs(items.map((item) => item.lock));
+    const args = items.some((item) => item.report !== undefined)
+      ? [runAts, "", this.logLimit, ...items.map((item) => reportArg(item.report)), ...locks]
+      : [runAts, ...locks];
+    const reply = await this.run("release", args);
     return this.settled("release", closes, reply);
+  }
+
+  async report(items: ReportItem[]): Promise<LockStatus[]> {
+    this.shared.check(`redis lane "${this.name}"`);
+    if (items.length === 0) return [];
+    const args = [
+      this.logLimit,
+      ...items.map((item) => reportArg(item)),
+      ...lockArgs(items.map((item) => item.lock)),
+    ];
+    return statuses(await this.run("report", args));
   }
 
   async extend(locks: Lock[], leaseMs: number): Promise<LockStatus[]> {
@@ -613,6 +661,7 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       succeeded: Number(r[3]),
       failed: Number(r[4]),
       canceled: Number(r[5]),
+      expired: Number(r[7]),
     };
   }
 
@@ -669,6 +718,106 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     return Number(await this.run("delete", ids.map(encodeId)));
   }
 
+  /**
+   * Have every finish of this lane's jobs published for `ttlMs` from now (server time),
+   * lifecycle events on or off (lua/watch.lua): what a watcher renews while it watches.
+   */
+  async watchFor(ttlMs: number): Promise<void> {
+    await this.run("watch", [Math.ceil(ttlMs)]);
+  }
+
+  async setPriority(ids: string[], priority: number): Promise<ChangeResult[]> {
+    if (!Number.isInteger(priority) || priority < -32_768 || priority > 32_767) {
+      throw new ConfigError("priority", priority, "must be an integer (-32768..32767)");
+    }
+    if (ids.length === 0) {
+      this.shared.check(`redis lane "${this.name}"`);
+      return [];
+    }
+    const reply = (await this.run("set-priority", [priority, ...ids.map(encodeId)])) as number[];
+    return reply.map((code) => CHANGE_RESULT[code] ?? "not_found");
+  }
+
+  async promote(ids: string[]): Promise<ChangeResult[]> {
+    if (ids.length === 0) {
+      this.shared.check(`redis lane "${this.name}"`);
+      return [];
+    }
+    const reply = (await this.run("promote", ids.map(encodeId))) as number[];
+    return reply.map((code) => CHANGE_RESULT[code] ?? "not_found");
+  }
+
+  /**
+   * Move jobs to `to` (capability move) in the contract's crash-safe steps, each one
+   * script call (docs/adapter-contract.md, "move"): the ids the target already holds are
+   * duplicates; the rest are marked moving here (lua/move-out.lua; holders get a put
+   * event), put into the target by id (move-in.lua), then removed here (move-done.lua). A
+   * job an interrupted move left marked goes on to that move's target.
+   */
+  async move(ids: string[], to: LaneStore): Promise<MoveResult[]> {
+    this.shared.check(`redis lane "${this.name}"`);
+    if (!(to instanceof RedisLane) || to.shared !== this.shared || to.name === this.name) {
+      throw new ConfigError(
+        "to",
+        (to as { name?: unknown } | undefined)?.name,
+        "must be another lane of the same Redis adapter",
+      );
+    }
+    if (ids.length === 0) return [];
+    const encoded = ids.map(encodeId);
+    let held: Array<string | null>;
+    try {
+      held = await this.shared.client.hmget(to.keys.all[1] as string, ...encoded);
+    } catch (error) {
+      throw mapRedisError(`move from lane "${this.name}"`, error);
+    }
+    const token = randomBytes(8).toString("hex");
+    const args: string[] = [to.name, token];
+    for (let i = 0; i < encoded.length; i++) {
+      args.push(encoded[i] as string, held[i] !== null ? "1" : "");
+    }
+    const marked = (await this.run("move-out", args)) as Array<number | string>;
+    const results: MoveResult[] = ids.map((_, i) => MOVE_OUT[Number(marked[2 * i])] ?? "not_found");
+    // Marked jobs, by target (an interrupted move's may differ from `to`).
+    const byTarget = new Map<string, Array<{ i: number; json: string; token: string }>>();
+    ids.forEach((_, i) => {
+      if (Number(marked[2 * i]) !== 1) return;
+      const json = String(marked[2 * i + 1]);
+      const { t, k } = JSON.parse(json) as { t: string; k: string };
+      const list = byTarget.get(t) ?? [];
+      byTarget.set(t, list);
+      list.push({ i, json, token: k });
+    });
+    const done: string[] = [];
+    for (const [target, jobs] of byTarget) {
+      const lane = target === to.name ? to : this.shared.openLane(target, to.options);
+      const inArgs: string[] = [this.name];
+      for (const job of jobs) inArgs.push(encoded[job.i] as string, job.json);
+      const put = (await lane.run("move-in", inArgs)) as number[];
+      jobs.forEach((job, k) => {
+        const ok = Number(put[k]) === 1;
+        results[job.i] = ok ? "moved" : "duplicate";
+        done.push(encoded[job.i] as string, job.token, ok ? "1" : "0");
+      });
+    }
+    if (done.length > 0) await this.run("move-done", done);
+    // Interrupted moves completed to their first target move on to `to`, as asked.
+    for (const [target, jobs] of byTarget) {
+      if (target === to.name) continue;
+      const onward = jobs.filter((job) => results[job.i] === "moved");
+      if (onward.length === 0) continue;
+      const first = this.shared.openLane(target, to.options) as RedisLane;
+      const again = await first.move(
+        onward.map((job) => ids[job.i] as string),
+        to,
+      );
+      onward.forEach((job, k) => {
+        results[job.i] = again[k] ?? "not_found";
+      });
+    }
+    return results;
+  }
+
   async pause(): Promise<void> {
     await this.run("pause", ["1"]);
   }
@@ -723,6 +872,11 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
       runAt: number;
       finishedAt?: number;
       error?: string;
+      result?: string;
+      progress?: string;
+      logs?: Array<[number, number, string]> | object;
+      logsDropped?: number;
+      expiresAt?: number;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
     // A record or text tasklane did not write shows its raw bytes as the payload.
@@ -747,6 +901,15 @@ export class RedisLane implements Required<Omit<LaneStore, OperatorLaneMethod>> 
     };
     if (parts?.appData !== undefined) info.appData = parts.appData;
     if (raw.finishedAt !== undefined) info.finishedAt = raw.finishedAt;
+    if (raw.result !== undefined) info.result = raw.result;
+    if (raw.progress !== undefined) info.progress = raw.progress;
+    if (Array.isArray(raw.logs)) {
+      info.logs = raw.logs.map(
+        ([at, attempt, message]): JobLogLine => ({ at, attempt, message: String(message) }),
+      );
+    }
+    if (raw.logsDropped !== undefined) info.logsDropped = raw.logsDropped;
+    if (raw.expiresAt !== undefined) info.expiresAt = raw.expiresAt;
     if (raw.error !== undefined) {
       try {
         info.error = JSON.parse(raw.error) as JobError;
@@ -820,10 +983,10 @@ function errorOf(error: JobError): JobError {
   return out;
 }
 
-/** "sAge,sCount,fAge,fCount,cAge,cCount", -1 for "no limit of that kind". */
+/** "sAge,sCount,fAge,fCount,cAge,cCount,eAge,eCount", -1 for "no limit of that kind". */
 function retentionSpec(policy: RetentionPolicy | undefined): string {
   const parts: number[] = [];
-  for (const state of ["succeeded", "failed", "canceled"] as const) {
+  for (const state of ["succeeded", "failed", "canceled", "expired"] as const) {
     const p = policy?.[state];
     parts.push(p?.maxAgeMs ?? -1, p?.maxCount ?? -1);
   }
@@ -848,6 +1011,43 @@ function lockArgs(locks: readonly Lock[]): Array<string | Buffer> {
   return args;
 }
 
+/**
+ * ack's arguments: the locks (lockArgs), preceded, when any item carries a result, by ""
+ * and one result per item ("" for none; see lua/ack.lua). An ack with no results sends
+ * exactly what it always did.
+ */
+function ackArgs(items: readonly AckItem[], logLimit: number): Array<string | number | Buffer> {
+  let extras = false;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as AckItem;
+    if (item.result !== undefined || item.report !== undefined) {
+      extras = true;
+      break;
+    }
+  }
+  const locks = lockArgs(items);
+  if (!extras) return locks;
+  return [
+    "",
+    logLimit,
+    ...items.map((item) => item.result ?? ""),
+    ...items.map((item) => reportArg(item.report)),
+    ...locks,
+  ];
+}
+
+/** A report as the scripts read it (see REPORTS in lua/_common.lua); "" for none. */
+function reportArg(report: JobReport | undefined): string {
+  if (report === undefined) return "";
+  const out: { p?: string; l?: Array<[number, number, string]>; d?: number } = {};
+  if (report.progress !== undefined) out.p = report.progress;
+  if (report.logs !== undefined && report.logs.length > 0) {
+    out.l = report.logs.map((line) => [line.at, line.attempt, line.message]);
+  }
+  if (report.logsDropped !== undefined && report.logsDropped > 0) out.d = report.logsDropped;
+  return JSON.stringify(out);
+}
+
 /** put's per-job fields as script arguments ("" = none: now / the script's default). */
 const priorityArg = (job: NewJob) => (Number.isFinite(job.priority) ? Math.trunc(job.priority) : 0);
 const runAtArg = (job: NewJob) =>
@@ -855,9 +1055,28 @@ const runAtArg = (job: NewJob) =>
 const publishedAtArg = (job: NewJob) =>
   Number.isFinite(job.publishedAt) ? Math.trunc(job.publishedAt) : "";
 
-/** jobsShape's bits: every id is fresh (NewJob.freshId); every job has the first's fields. */
+/**
+ * jobsShape's bits: every id is fresh (NewJob.freshId); every job has the first's fields;
+ * some job has an expiry.
+ */
 const ALL_FRESH = 1;
 const SHARED_FIELDS = 2;
+const HAS_EXTRAS = 4;
+
+/**
+ * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt }] for
+ * each job put with an expiry.
+ */
+function extrasArg(jobs: readonly NewJob[]): string {
+  const out: Array<[number, { e: number }]> = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const expiresAt = (jobs[i] as NewJob).expiresAt;
+    if (expiresAt !== undefined && Number.isFinite(expiresAt)) {
+      out.push([i + 1, { e: Math.ceil(expiresAt) }]);
+    }
+  }
+  return JSON.stringify(out);
+}
 
 /**
  * What put needs to know of its jobs, in one indexed pass (no callback per job: a
@@ -871,6 +1090,7 @@ function jobsShape(jobs: readonly NewJob[]): number {
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i] as NewJob;
     if (job.freshId !== true) shape &= ~ALL_FRESH;
+    if (job.expiresAt !== undefined) shape |= HAS_EXTRAS;
     if (
       job.priority !== first.priority ||
       job.runAt !== first.runAt ||

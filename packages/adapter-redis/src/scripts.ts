@@ -44,6 +44,14 @@ export const SCRIPT_NAMES = [
   "list",
   "schedule",
   "fire",
+  "watch",
+  "set-priority",
+  "promote",
+  "workers",
+  "report",
+  "move-out",
+  "move-in",
+  "move-done",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -73,6 +81,14 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   // Schedules grow memory as puts do: refused whole under OOM.
   schedule: [],
   fire: [],
+  watch: ["allow-oom"],
+  "set-priority": ["allow-oom"],
+  promote: ["allow-oom"],
+  workers: ["allow-oom"],
+  report: ["allow-oom"],
+  "move-out": ["allow-oom"],
+  "move-in": ["allow-oom"],
+  "move-done": ["allow-oom"],
 };
 
 /**

@@ -335,13 +335,19 @@ describe("scripts", () => {
     check(parseSummary(twice ?? null));
   });
 
-  it("are loaded when an EVAL-mode adapter starts, so first calls run by SHA", async () => {
+  it("are loaded when an EVAL-mode adapter starts, so first calls run by SHA; the operator features' at their first call", async () => {
     await raw.script("FLUSH");
     const own = createRedisAdapter({ connection: server.url, prefix, scripting: "eval" });
     try {
-      await own.lane("loaded", opts); // resolves once the adapter has started
-      const shas = Object.values(SCRIPTS).map((s) => s.sha);
-      expect(await raw.script("EXISTS", ...shas)).toEqual(shas.map(() => 1));
+      const q = await own.lane("loaded", opts); // resolves once the adapter has started
+      const operator = ["watch", "set-priority", "promote", "workers", "report"];
+      operator.push("move-out", "move-in", "move-done");
+      const loaded = Object.entries(SCRIPTS).map(([name, s]) => [name, s.sha] as const);
+      expect(await raw.script("EXISTS", ...loaded.map(([, sha]) => sha))).toEqual(
+        loaded.map(([name]) => (operator.includes(name) ? 0 : 1)),
+      );
+      expect(await q.promote(["nobody"])).toEqual(["not_found"]);
+      expect(await raw.script("EXISTS", SCRIPTS.promote.sha)).toEqual([1]);
     } finally {
       await own.close();
     }
@@ -1228,6 +1234,7 @@ describe("management", () => {
       succeeded: 6,
       failed: 3,
       canceled: 0,
+      expired: 0,
     });
     const count = async (state: "succeeded" | "failed" | "delayed") => {
       let n = 0;

@@ -3,7 +3,7 @@
  * whose hash tags land on different slots (and nodes) all work through one ioredis Cluster.
  * Failover itself (replicas, kills, migrations under load) is cluster-failover.test.ts.
  */
-import type { AdapterEvent } from "@tasklane/core/adapter";
+import type { AdapterEvent, Lock } from "@tasklane/core/adapter";
 import { Cluster, Redis, ReplyError } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -86,6 +86,62 @@ describe("redis cluster", () => {
     await waitFor(() => events.length === names.length, "a canceled event per lane");
     expect(new Set(events.map((e) => e.lane))).toEqual(new Set(names));
     await unsubscribe();
+  });
+
+  it("serves the operator features on lanes spread over the nodes", async () => {
+    const names = Array.from({ length: 3 }, (_, i) => `ops-${i}`);
+    for (const name of names) {
+      const q = await adapter.lane(name, opts);
+      const [done, expiring, later] = [
+        job(),
+        job({ expiresAt: Date.now() + 100 }),
+        job({ runAt: Date.now() + 3_600_000 }),
+      ];
+      await q.put([done, expiring, later]);
+      const finished: string[] = [];
+      const stop = await adapter.watch([{ lane: name, jobId: done.id }], (e) =>
+        finished.push(`${e.jobId} ${e.state}`),
+      );
+      try {
+        const [held] = (await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 })).jobs;
+        expect(held?.id).toBe(done.id);
+        expect(await q.ack([{ ...(held?.lock as Lock), result: `"${name}"` }])).toEqual(["ok"]);
+        await waitFor(() => finished.length > 0, "the watched finish");
+        expect(finished).toEqual([`${done.id} succeeded`]);
+      } finally {
+        await stop();
+      }
+      expect((await q.get(done.id))?.result).toBe(`"${name}"`);
+      await waitFor(async () => (await q.get(expiring.id))?.state === "expired", "the expiry");
+      expect(await q.setPriority([later.id], 7)).toEqual(["ok"]);
+      expect(await q.promote([later.id])).toEqual(["ok"]);
+      const [promoted] = (await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 })).jobs;
+      expect([promoted?.id, promoted?.priority]).toEqual([later.id, 7]);
+    }
+    // A move between lanes of different slots (and nodes): the contract's three steps.
+    const from = await adapter.lane("ops-0", opts);
+    const to = await adapter.lane("ops-2", opts);
+    const moving = job();
+    await from.put([moving]);
+    expect(await from.move([moving.id, "nobody"], to)).toEqual(["moved", "not_found"]);
+    expect(await from.get(moving.id)).toBeUndefined();
+    expect(await to.get(moving.id)).toMatchObject({ state: "waiting", payload: moving.payload });
+    const registration = {
+      id: "w-cluster",
+      host: "h",
+      pid: 1,
+      lanes: names,
+      concurrency: 1,
+      held: 0,
+      running: 0,
+      jobs: [],
+      startedAt: 1,
+      version: "0.0.0",
+    };
+    await adapter.registerWorker(registration, 30_000);
+    expect(await adapter.workers()).toMatchObject([registration]);
+    await adapter.deregisterWorker(registration.id);
+    expect(await adapter.workers()).toEqual([]);
   });
 
   it("loads its function library again on every master after FUNCTION FLUSH", async () => {

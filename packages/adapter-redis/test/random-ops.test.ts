@@ -54,7 +54,15 @@ async function callRefs(
   return { referred, headers };
 }
 
-const STATES: JobState[] = ["waiting", "delayed", "active", "succeeded", "failed", "canceled"];
+const STATES: JobState[] = [
+  "waiting",
+  "delayed",
+  "active",
+  "succeeded",
+  "failed",
+  "canceled",
+  "expired",
+];
 
 describe("random operations", () => {
   it("keep counts, lists and fencing consistent", async () => {

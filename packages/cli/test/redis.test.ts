@@ -183,9 +183,13 @@ describe("status", () => {
       [
         "default",
         false,
-        { waiting: 2, delayed: 1, active: 0, failed: 0, succeeded: 0, canceled: 0 },
+        { waiting: 2, delayed: 1, active: 0, failed: 0, succeeded: 0, canceled: 0, expired: 0 },
       ],
-      ["low", true, { waiting: 1, delayed: 0, active: 0, failed: 0, succeeded: 0, canceled: 0 }],
+      [
+        "low",
+        true,
+        { waiting: 1, delayed: 0, active: 0, failed: 0, succeeded: 0, canceled: 0, expired: 0 },
+      ],
     ]);
     expect(rows[0]).toMatchObject({
       approximate: false,
@@ -620,7 +624,6 @@ describe("configuration", () => {
 
   it.each([
     [["failures"], "The redis adapter does not support failure groups (capability failureGroups)"],
-    [["workers"], "The redis adapter does not support the worker registry (capability workers)"],
     [
       ["jobs", "list", "--tag", "vip"],
       "The redis adapter does not support tags (capability tags): --tag needs it",
@@ -634,24 +637,8 @@ describe("configuration", () => {
       "The redis adapter does not support searching jobs (capability search): --error-name needs it; --task is checked by the CLI",
     ],
     [
-      ["jobs", "promote", "j1", "--lane", "default"],
-      "The redis adapter does not support promote (promote)",
-    ],
-    [
-      ["jobs", "priority", "--priority", "-5", "j1", "--lane", "default"],
-      "The redis adapter does not support priority (changePriority)",
-    ],
-    [
-      ["jobs", "move", "j1", "--lane", "default", "--to", "low"],
-      "The redis adapter does not support move (move)",
-    ],
-    [
       ["enqueue", "flaky", '{"n":1}', "--tag", "vip"],
       "The redis adapter does not support tags (capability tags): --tag needs it",
-    ],
-    [
-      ["enqueue", "flaky", '{"n":1}', "--expires-in", "5m"],
-      "The redis adapter does not support job expiry (capability expiry): --expires-in needs it",
     ],
   ])("%j exits 3, naming what the backend lacks, and changes nothing", async (args, message) => {
     const prefix = newPrefix();
@@ -693,5 +680,28 @@ describe("configuration", () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toContain("daily");
     expect(table.stdout).toContain(new Date(startAt).toISOString().slice(0, 16));
+  });
+
+  it("workers lists the running workers from the Redis registry, and none once they stop", async () => {
+    const prefix = newPrefix();
+    const app = createApp(prefix);
+    const worker = app.worker({ lanes: ["default"], concurrency: 2 });
+    await worker.start();
+    try {
+      const { code, stdout, stderr } = await runCli(["workers", "--json"], {
+        env: cliEnv(prefix),
+      });
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+      expect(ndjson(stdout)).toMatchObject([
+        { id: worker.id, concurrency: 2, held: 0, pid: process.pid },
+      ]);
+    } finally {
+      await worker.stop();
+    }
+    expect(await runCli(["workers", "--json"], { env: cliEnv(prefix) })).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
+    });
   });
 });

@@ -1,11 +1,14 @@
 -- tasklane: shared prelude, prepended to every script at load time (not a script itself).
 --
--- Every script receives the same thirteen keys, all under one hash tag {<prefix>:<lane>}:
+-- Every script receives the same sixteen keys, all under one hash tag {<prefix>:<lane>}:
 --   KEYS[1]  m   meta hash: n (struct META below: wl, live ids in the waiting list; lp,
 --                ids ever popped from it, for list() cursors; seq, put order; tok,
 --                fencing tokens; rs, last full retention sweep; nd / ne, lower bounds of
 --                the earliest delayed due time / lease expiry: maintenance skips its
---                queries before them), paused ("1")
+--                queries before them; ops, what the lane's jobs store beyond their
+--                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], so
+--                scripts read and clean those only then; wu, until when somebody watches
+--                the lane, see WATCHING), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
 --   KEYS[3]  w   waiting list of priority-0 jobs in due order (ids; canceled/deleted ids stay
 --                as tombstones until popped: a popped id counts only if its record is waiting)
@@ -24,10 +27,20 @@
 --                by reference); a field goes when no record refers to it any more
 --   KEYS[13] x   tombstones: id -> how many of the waiting list's tombstones are that id
 --                (metaNt: their total; see TOMBSTONES below)
+--   KEYS[14] r   results and reports: id -> the handler's return value (JSON text) of a
+--                succeeded job, or, once the job reported progress or log lines, "\0" then
+--                JSON { r = result, p = progress, l = log lines, d = lines dropped } (see
+--                REPORTS); removed with the job's record (retention, delete)
+--   KEYS[15] e   expiries: score expiresAt, member id, of jobs put with one (see EXPIRY);
+--                1e15 + expiresAt once it passed while the job ran
+--   KEYS[16] z   expired zset (jobs that expired unstarted): score finishedAt
+--   (schedule and fire only) KEYS[17] sched, KEYS[18] sched:due: recurring schedules (see
+--                scheduleWrite)
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
---   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount" (-1 = no limit of that kind)
+--   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount,eAge,eCount" (-1 = no limit of
+--           that kind; e: expired)
 --   ARGV[6] events channel, followed by "\nlifecycle" when lifecycle events are on
 -- Script-specific arguments start at ARGV[7].
 --
@@ -150,7 +163,7 @@ local CALL_LEN = 24
 local REST_PREFIX = ">ddI4hI6I6i6"
 -- A fresh record's first 21 bytes: the state, then the body's prefix.
 local FRESH = ">BhI6I6i6"
--- states
+-- states (and 7 expired, 8 moving: see the operator features' section)
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
 local EV_PUBLISHED, EV_RESERVED, EV_SUCCEEDED, EV_RETRYING = 1, 2, 3, 4
@@ -164,17 +177,34 @@ local RETENTION_BUDGET = 256
 local flushWaiting, flushFinished, flushStats, flushMeta, retention
 
 --@
+-- The operator features' keys (KEYS[14..16]), state and history events, for the scripts
+-- that name them. Code every script takes (the maintenance, retention, finish) reads
+-- KEYS[n] and literals instead: an EVAL script's closures each walk past every local
+-- captured before them, so locals every script declared would cost every call.
+local KR, KE, KZ
+--{
+KR, KE, KZ = KEYS[14], KEYS[15], KEYS[16]
+--}
+-- 8: moving (a move's first step marked it, see lua/move-out.lua): in no structure
+local EXPIRED, MOVING = 7, 8
+local EV_EXPIRED, EV_PROMOTED, EV_PRIORITIZED, EV_MOVED = 10, 11, 12, 13
+
+--@
 -- The meta hash (see KEYS[1]), read once per call. Its numbers are one binary field: read
 -- and written with no number parsing or formatting (as seven text fields they cost ~17,000
 -- instructions to parse and ~15,000 to write back, per call). A lane written before this
 -- layout has no "n": it reads as empty (drain lanes before upgrading, as for records).
 -- One written before metaNt (2026-11-25, 56 bytes) reads with metaNt 0: its tombstones are
--- not counted, as they were not then.
-local META = ">dddddddd"
-local META_LEN = 64
+-- not counted, as they were not then; one written before ops and wu (2026-11-26, 64
+-- bytes) with both 0.
+local META = ">dddddddddd"
+local META_LEN = 80
+local META_V2, META_V2_LEN = ">dddddddd", 64
 local META_OLD, META_OLD_LEN = ">ddddddd", 56
 -- metaNt (tombstones) is a local of its own, not a field of meta: a ninth field would
--- double the table made for every call.
+-- double the table made for every call. For the same reason ops and wu become fields
+-- (meta.ops, meta.wu; meta.r, meta.x, meta.w) only when they are not 0: a lane that uses
+-- no operator feature keeps the table at its size.
 local meta, metaDirty, metaNt
 --{
 meta = {}
@@ -183,8 +213,24 @@ do
   local n = m[1]
   metaNt = 0
   if n and #n == META_LEN then
-    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt =
+    local ops, wu
+    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt, ops, wu =
       struct.unpack(META, n)
+    if ops ~= 0 then
+      meta.ops = ops
+      if ops % 2 == 1 then meta.r = true end
+      if ops % 4 >= 2 then meta.x = true end
+    end
+    -- WATCHING: while a waiter watches this lane (tl.waitFor, Adapter.watch), every finish
+    -- is published even with lifecycle events off (meta.w), until wu, which the watchers
+    -- renew (lua/watch.lua); a watcher that died stops costing once it passed.
+    if wu ~= 0 then
+      meta.wu = wu
+      if wu > NOW then meta.w = true end
+    end
+  elseif n and #n == META_V2_LEN then
+    meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt =
+      struct.unpack(META_V2, n)
   elseif n and #n == META_OLD_LEN then
     meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne = struct.unpack(META_OLD, n)
   else
@@ -288,7 +334,7 @@ local function decode(raw)
       err = false, hist = "", pub = c.pub, ref = ref,
     }
   end
-  if k > 64 and k <= 70 and #raw >= HEADER_LEN then
+  if k > 64 and k <= 72 and #raw >= HEADER_LEN then
     -- at least HEADER_LEN bytes: struct.unpack cannot fail
     local kind, attempt, stalls, flags, hcount, elen, fin, exp, res, token, due, blen =
       struct.unpack(HEADER, raw)
@@ -373,7 +419,14 @@ lifecycle, lifecycleKinds = {}, {}
 --}
 
 local function lifecycleEvent(kind, id)
-  if not LIFECYCLE then return end
+  if not LIFECYCLE then
+    -- Watched (see WATCHING): only the kinds a watcher waits for, a finish or a departure.
+    if not meta.w then return end
+    if kind ~= "succeeded" and kind ~= "failed" and kind ~= "canceled" and kind ~= "expired"
+      and kind ~= "deleted" and kind ~= "moved" then
+      return
+    end
+  end
   local ids = lifecycle[kind]
   if ids == nil then
     ids = {}
@@ -526,7 +579,8 @@ end
 function flushMeta()
   if metaDirty then
     redis.call("HSET", KM, "n",
-      struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt))
+      struct.pack(META, meta.wl, meta.lp, meta.seq, meta.tok, meta.rs, meta.nd, meta.ne, metaNt,
+        meta.ops or 0, meta.wu or 0))
     metaDirty = false
   end
 end
@@ -771,6 +825,11 @@ local function finish(id, rec, state)
   rec.state = state
   rec.fin = NOW
   local adds = finishedAdds[state]
+  if adds == nil then
+    -- expired (7): its list made only when needed (most calls expire nothing)
+    adds = {}
+    finishedAdds[state] = adds
+  end
   adds[#adds + 1] = nowText()
   adds[#adds + 1] = id
 end
@@ -782,7 +841,9 @@ function flushFinished()
     if #adds > 0 then
       finishedTouched[state] = true
       for i = 1, #adds, 7998 do
-        redis.call("ZADD", FINISHED_KEYS[state], unpack(adds, i, math.min(i + 7997, #adds)))
+        -- state 7, expired: KEYS[16]
+        redis.call("ZADD", FINISHED_KEYS[state] or KEYS[16],
+          unpack(adds, i, math.min(i + 7997, #adds)))
       end
       finishedAdds[state] = {}
     end
@@ -815,9 +876,62 @@ local function maintain()
   local moved = {}
   local due = {}
   if NOW >= meta.nd then
+    if meta.x then
+      -- EXPIRY (see below): waiting and delayed jobs whose time came expire, before delayed
+      -- jobs are promoted. Inline, the tombstones' count too (see TOMBSTONES): an EVAL
+      -- script would create a closure per helper on every call.
+      -- KEYS[15]: the expiries; state 7 and history event 10: expired
+      local due = redis.call("ZRANGEBYSCORE", KEYS[15], "-inf", NOW, "WITHSCORES", "LIMIT", 0,
+        BUDGET)
+      if #due > 0 then
+        local ids = {}
+        for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
+        redis.call("ZREM", KEYS[15], unpack(ids))
+        load(ids)
+        local pRem, dRem, tomb, held = {}, {}, {}, {}
+        for i = 1, #ids do
+          local id = ids[i]
+          local rec = cache[id]
+          if rec and not rec.bad and (rec.state == WAITING or rec.state == DELAYED) then
+            if rec.state == DELAYED then
+              dRem[#dRem + 1] = id
+            elseif rec.prio == 0 and rec.flags ~= 2 then
+              -- its id stays in the list as a tombstone (TOMBSTONES)
+              meta.wl = meta.wl - 1
+              tomb[#tomb + 1] = id
+            else
+              pRem[#pRem + 1] = pmember(rec.due, rec.seq, id)
+            end
+            finish(id, rec, 7)
+            note(rec, 10)
+            lifecycleEvent("expired", id)
+            touch(id, rec)
+          elseif rec and not rec.bad and rec.state == ACTIVE then
+            -- It runs on (it started in time); its entry moves past any time, for the
+            -- check if it comes back unstarted.
+            held[#held + 1] = 1e15 + tonumber(due[2 * i])
+            held[#held + 1] = id
+          end
+        end
+        if #held > 0 then redis.call("ZADD", KEYS[15], unpack(held)) end
+        if #dRem > 0 then redis.call("ZREM", KD, unpack(dRem)) end
+        if #pRem > 0 then redis.call("ZREM", KP, unpack(pRem)) end
+        if #tomb > 0 then
+          local counts = redis.call("HMGET", KX, unpack(tomb))
+          local args = {}
+          for i = 1, #tomb do
+            args[2 * i - 1] = tomb[i]
+            args[2 * i] = (tonumber(counts[i]) or 0) + 1
+          end
+          redis.call("HSET", KX, unpack(args))
+          metaNt = metaNt + #tomb
+        end
+      end
+    end
     due = redis.call("ZRANGEBYSCORE", KD, "-inf", NOW, "LIMIT", 0, BUDGET)
     if #due > 0 then redis.call("ZREM", KD, unpack(due)) end
     meta.nd = headScore(KD)
+    if meta.x then meta.nd = math.min(meta.nd, headScore(KEYS[15])) end
     metaDirty = true
   end
   if #due > 0 then
@@ -844,6 +958,8 @@ local function maintain()
   end
   if #expired > 0 then
     load(expired)
+    -- their expiries (EXPIRY), where jobs have any
+    local expiries = meta.x and redis.call("ZMSCORE", KEYS[15], unpack(expired)) or {}
     for i = 1, #expired do
       local id = expired[i]
       local rec = cache[id]
@@ -859,9 +975,19 @@ local function maintain()
           lifecycleEvent("failed", id)
           touch(id, rec)
         else
-          -- Its due time stays: it has waited already (its holder died or hung), so it goes
-          -- back to the front of its priority, not behind the jobs put while it was held.
-          moved[#moved + 1] = { id, rec, rec.due, rec.seq }
+          local e = expiries[i] and tonumber(expiries[i])
+          if e and (e <= NOW or e >= 1e15) then
+            redis.call("ZREM", KEYS[15], id)
+            finish(id, rec, 7)
+            note(rec, 10)
+            lifecycleEvent("expired", id)
+            touch(id, rec)
+          else
+            -- Its due time stays: it has waited already (its holder died or hung), so it
+            -- goes back to the front of its priority, not behind the jobs put while it was
+            -- held.
+            moved[#moved + 1] = { id, rec, rec.due, rec.seq }
+          end
         end
       end
     end
@@ -891,8 +1017,10 @@ end
 --@
 -- Retention of finished jobs by count and age, bounded per call.
 function retention()
+  -- The spec's numbers are parsed only for the states this call trims (tonumber costs
+  -- ~2,400 instructions): an ack parses succeeded's, and none whose limit is "-1".
   local spec = {}
-  for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = tonumber(v) end
+  for v in string.gmatch(RETENTION_SPEC, "[^,]+") do spec[#spec + 1] = v end
   -- States that just received jobs are trimmed by count now; ages are swept (every
   -- state) at most once a second per lane: saves commands on every ack.
   local sweep = NOW - meta.rs >= 1000
@@ -901,28 +1029,38 @@ function retention()
     metaDirty = true
     flushMeta()
   end
-  local keys = { KS, KF, KC }
-  local states = { SUCCEEDED, FAILED, CANCELED }
-  for i = 1, 3 do
-    local maxAge, maxCount = spec[2 * i - 1], spec[2 * i]
+  -- succeeded, failed, canceled, expired (state 7, KEYS[16])
+  -- (expired only in a lane whose jobs have expiries: none can have expired elsewhere)
+  local keys = { KS, KF, KC, KEYS[16] }
+  local states = { SUCCEEDED, FAILED, CANCELED, 7 }
+  for i = 1, meta.x and 4 or 3 do
     local key = keys[i]
     local budget = RETENTION_BUDGET
     if finishedTouched[states[i]] or sweep then
+      local maxCount = spec[2 * i]
+      maxCount = maxCount and maxCount ~= "-1" and tonumber(maxCount)
       if maxCount and maxCount >= 0 then
         local n = redis.call("ZCARD", key)
         if n > maxCount then
           local drop = math.min(n - maxCount, budget)
           local ids = redis.call("ZRANGE", key, 0, drop - 1)
           redis.call("HDEL", KJ, unpack(ids))
+          -- and what they stored beyond their records (results, extras), as delete does
+          if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
+          if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
           redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
           budget = budget - drop
         end
       end
       -- Age applies on the once-a-second sweep; count limits on every call.
-      if sweep and maxAge and maxAge >= 0 and budget > 0 then
+      local maxAge = sweep and spec[2 * i - 1]
+      maxAge = maxAge and maxAge ~= "-1" and tonumber(maxAge)
+      if maxAge and maxAge >= 0 and budget > 0 then
         local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
         if #ids > 0 then
           redis.call("HDEL", KJ, unpack(ids))
+          if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
+          if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
           redis.call("ZREM", key, unpack(ids))
         end
       end
@@ -1013,6 +1151,136 @@ local function clearTombstones()
 end
 
 --@
+-- EXPIRY. A job put with expiresAt is in KEYS[15] by that time. Its time come, the sweep
+-- (in the maintenance, before delayed jobs are promoted) expires it if it is waiting or
+-- delayed, drops the entry of a finished or gone job, and moves a running job's entry to
+-- 1e15 + expiresAt (it started in time: it runs on). A job that comes back unstarted (a
+-- retry, a release, a lease that ran out) expires if its entry says the time has come.
+-- The earliest entry's time is folded into meta.nd, so a lane without due entries pays
+-- nothing per call, and a lane whose jobs have no expiry (meta.x false) never reads
+-- KEYS[15].
+
+-- id -> expiresAt (epoch ms) of the ids that have one.
+local function expiriesOf(ids)
+  local out = {}
+  if not meta.x or #ids == 0 then return out end
+  local scores = redis.call("ZMSCORE", KE, unpack(ids))
+  for i = 1, #ids do
+    local e = scores[i] and tonumber(scores[i])
+    if e then
+      if e >= 1e15 then e = e - 1e15 end
+      out[ids[i]] = e
+    end
+  end
+  return out
+end
+
+-- A job not started by its expiry (the caller took it out of the waiting structures); the
+-- maintenance does the same inline.
+local function expireJob(id, rec)
+  finish(id, rec, EXPIRED)
+  note(rec, EV_EXPIRED)
+  lifecycleEvent("expired", id)
+  touch(id, rec)
+  redis.call("ZREM", KE, id)
+end
+
+-- Records removed (delete): so is what they stored beyond them (retention does the same
+-- inline).
+local function dropJobRecords(ids)
+  redis.call("HDEL", KJ, unpack(ids))
+  if meta.r then redis.call("HDEL", KR, unpack(ids)) end
+  if meta.x then redis.call("ZREM", KE, unpack(ids)) end
+end
+
+--@
+-- REPORTS (capability reports): a job's progress and log lines, in KEYS[14] with its
+-- result (see there). `stored`: the job's value there (or false); `report`: the report as
+-- JSON { p = progress text, l = { { at, attempt, message }, ... }, d = lines dropped by
+-- the worker } (or "" / nil: none); `result`: a result to keep (or nil). Keeps the last
+-- `limit` lines, counting the ones it drops. Returns the value to store, and whether the
+-- report stored anything.
+local function mergeReport(stored, report, limit, result)
+  local b = {}
+  if stored then
+    if string.byte(stored, 1) == 0 then
+      local ok, v = pcall(cjson.decode, string.sub(stored, 2))
+      if ok and type(v) == "table" then b = v end
+    else
+      b.r = stored
+    end
+  end
+  local changed = false
+  if report and report ~= "" then
+    local ok, rep = pcall(cjson.decode, report)
+    if ok and type(rep) == "table" then
+      if type(rep.p) == "string" then
+        b.p = rep.p
+        changed = true
+      end
+      local old = type(b.l) == "table" and b.l or {}
+      local new = type(rep.l) == "table" and rep.l or {}
+      local dropped = (tonumber(b.d) or 0) + (tonumber(rep.d) or 0)
+      if #new > 0 then
+        changed = true
+        local all = {}
+        for i = 1, #old do all[#all + 1] = old[i] end
+        for i = 1, #new do all[#all + 1] = new[i] end
+        local from = math.max(1, #all - limit + 1)
+        dropped = dropped + from - 1
+        local kept = {}
+        for i = from, #all do kept[#kept + 1] = all[i] end
+        b.l = kept
+      end
+      if dropped > 0 then b.d = dropped end
+    end
+  end
+  if result then b.r = result end
+  if b.p == nil and b.l == nil and b.d == nil then return b.r or false, changed end
+  return "\0" .. cjson.encode(b), changed
+end
+
+-- Store the reports (and results) of jobs `ids` (reports[i], results[i]: "" or nil for
+-- none), all in one read and one write of KEYS[14]; publishes "progress" for the jobs
+-- whose report stored something. Sets the lane's results bit (records removed later take
+-- the value along).
+local function storeReports(ids, reports, results, limit)
+  if #ids == 0 then return end
+  -- KEYS[14], by index: ack takes this section and no more of the operator features'
+  local stored = redis.call("HMGET", KEYS[14], unpack(ids))
+  -- an id named twice merges its second report into its first
+  local current, order = {}, {}
+  for i = 1, #ids do
+    local id = ids[i]
+    local report, result = reports[i], results and results[i]
+    if result == "" then result = nil end
+    if (report and report ~= "") or result then
+      local before = current[id]
+      if before == nil then before = stored[i] end
+      local value, changed = mergeReport(before, report, limit, result)
+      if value then
+        if current[id] == nil then order[#order + 1] = id end
+        current[id] = value
+      end
+      if changed then lifecycleEvent("progress", id) end
+    end
+  end
+  local sets = {}
+  for i = 1, #order do
+    sets[#sets + 1] = order[i]
+    sets[#sets + 1] = current[order[i]]
+  end
+  if #sets > 0 then
+    redis.call("HSET", KEYS[14], unpack(sets))
+    if not meta.r then
+      meta.r = true
+      meta.ops = (meta.ops or 0) + 1
+      metaDirty = true
+    end
+  end
+end
+
+--@
 local function waitingCount()
   local n = meta.wl
   n = n + redis.call("ZCARD", KP)
@@ -1040,13 +1308,17 @@ end
 
 --@
 -- A job as get/list return it: JSON text (JS parses it), times as epoch ms.
-local STATE_NAMES = { "waiting", "delayed", "active", "succeeded", "failed", "canceled" }
+local STATE_NAMES = {
+  "waiting", "delayed", "active", "succeeded", "failed", "canceled", "expired", "waiting",
+}
 local EVENT_NAMES = {
   "published", "reserved", "succeeded", "retrying", "failed", "stalled", "canceled",
-  "released", "retried",
+  "released", "retried", "expired", "promoted", "prioritized", "moved",
 }
 
-local function infoJson(id, rec)
+-- stored: the job's value in KEYS[14] (its result, or its reports and result), if any;
+-- expiresAt: its expiry, if any.
+local function infoJson(id, rec, stored, expiresAt)
   if rec.bad then
     return cjson.encode({ id = id, state = "waiting", text = rec.bad, priority = 0, attempt = 0,
       publishedAt = 0, runAt = 0, history = {}, malformed = true })
@@ -1060,6 +1332,20 @@ local function infoJson(id, rec)
   }
   if rec.fin > 0 then info.finishedAt = rec.fin end
   if rec.err then info.error = rec.err end
+  if stored then
+    if string.byte(stored, 1) == 0 then
+      local ok, b = pcall(cjson.decode, string.sub(stored, 2))
+      if ok and type(b) == "table" then
+        info.result, info.progress, info.logsDropped = b.r, b.p, b.d
+        if type(b.l) == "table" and #b.l > 0 then info.logs = b.l end
+        -- moving (an interrupted move): shown in its state before
+        if rec.state == 8 and type(b.m) == "table" then info.state = STATE_NAMES[b.m.s] end
+      end
+    else
+      info.result = stored
+    end
+  end
+  if expiresAt then info.expiresAt = expiresAt end
   local history = {}
   if rec.hcount == 0 then
     local implied = impliedHistory(rec)
@@ -1108,22 +1394,22 @@ local function tokenAt(tokens, i)
   return (struct.unpack(">d", tokens, 8 * i - 7))
 end
 --@
--- Recurring schedules (capability schedules; scripts schedule and fire). KEYS[14] the
+-- Recurring schedules (capability schedules; scripts schedule and fire). KEYS[17] the
 -- schedules hash: id -> "<revision>\n<nextAt or empty>\n<data>" (data is core's, opaque);
--- KEYS[15] the due index: a zset of the ids that have a next slot, score nextAt.
+-- KEYS[18] the due index: a zset of the ids that have a next slot, score nextAt.
 -- Writes schedule `id` if its revision is still `expect` ("" any; "0" none stored yet):
 -- returns the new revision, or -1 (stale) and writes nothing.
 local function scheduleWrite(id, expect, nextAt, data)
-  local old = redis.call("HGET", KEYS[14], id)
+  local old = redis.call("HGET", KEYS[17], id)
   local revision = 0
   if old then revision = tonumber(string.match(old, "^(%d+)\n")) or 0 end
   if expect ~= "" and tonumber(expect) ~= revision then return -1 end
   revision = revision + 1
-  redis.call("HSET", KEYS[14], id, revision .. "\n" .. nextAt .. "\n" .. data)
+  redis.call("HSET", KEYS[17], id, revision .. "\n" .. nextAt .. "\n" .. data)
   if nextAt == "" then
-    redis.call("ZREM", KEYS[15], id)
+    redis.call("ZREM", KEYS[18], id)
   else
-    redis.call("ZADD", KEYS[15], nextAt, id)
+    redis.call("ZADD", KEYS[18], nextAt, id)
   end
   return revision
 end

@@ -1,6 +1,9 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
--- KEYS: the thirteen lane keys (see _common.lua)
--- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds)
+-- KEYS: the sixteen lane keys (see _common.lua)
+-- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds).
+--       With results or reports: ARGV[7] "", ARGV[8] the lane's logLimit, then one result
+--       per lock ("" = none: encoded JSON is never empty), then one report per lock (""
+--       = none; see REPORTS in _common.lua), then the ids and tokens as above.
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.
 --
 -- The common ack (a current lock on a record with no stored history, each id once in the
@@ -9,8 +12,15 @@
 -- else (a lost or canceled lock, stored history, a malformed record, an id named twice)
 -- takes the general path through decode() and lockStatus().
 
-local ids, twice, tokens = lockIds(7)
-if ids == nil then
+-- Results and reports (capabilities results, reports): ARGV[9 .. 8 + n] and
+-- ARGV[9 + n .. 8 + 2n], n the number of locks.
+local resultsAt, n = nil, 0
+if ARGV[7] == "" then
+  resultsAt = 9
+  n = (#ARGV - 9) / 3
+end
+local ids, twice, tokens = lockIds(resultsAt and 9 + 2 * n or 7)
+if ids == nil or n ~= math.floor(n) then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT ack takes ids, then one packed token per id")
 end
 
@@ -45,6 +55,7 @@ for i = 1, #ids do
       adds[#adds + 1] = finishedAt
       adds[#adds + 1] = id
       done[#done + 1] = id
+      if resultsAt then done[id] = i end
     end
   end
   if not ok then
@@ -66,15 +77,27 @@ for k = 1, #slow do
     if rec.hcount > 0 then note(rec, EV_SUCCEEDED) end
     touch(id, rec)
     done[#done + 1] = id
+    if resultsAt then done[id] = i end
   end
 end
 
 if #done > 0 then
-  if LIFECYCLE then
+  if LIFECYCLE or meta.w then
     for i = 1, #done do lifecycleEvent("succeeded", done[i]) end
   end
   -- Shrinking write first: acks go through even when Redis is out of memory.
   redis.call("ZREM", KA, unpack(done))
+  -- The results and reports of the jobs acked (done[id]: the lock's index).
+  if resultsAt then
+    local results, reports = {}, {}
+    for k = 1, #done do
+      local i = done[done[k]]
+      results[k] = ARGV[resultsAt + i - 1]
+      reports[k] = ARGV[resultsAt + n + i - 1]
+    end
+    storeReports(done, reports, results, tonumber(ARGV[8]))
+    flushMeta()
+  end
   flushRecords()
   flushFinished()
   flushStats()

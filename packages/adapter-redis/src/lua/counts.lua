@@ -1,8 +1,8 @@
 -- tasklane: counts — exact counts per state (after promoting due jobs and reclaiming
 -- expired leases, so due delayed jobs count as waiting).
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6
--- Returns: { waiting, delayed, active, succeeded, failed, canceled, paused (0/1) }
+-- Returns: { waiting, delayed, active, succeeded, failed, canceled, paused (0/1), expired }
 
 maintain()
 flushAll()
@@ -16,4 +16,5 @@ return {
   redis.call("ZCARD", KF),
   redis.call("ZCARD", KC),
   paused,
+  redis.call("ZCARD", KZ),
 }

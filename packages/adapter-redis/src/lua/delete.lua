@@ -1,5 +1,5 @@
--- tasklane: delete — remove jobs that are not active.
--- KEYS: the thirteen lane keys (see _common.lua)
+-- tasklane: delete — remove jobs that are not active (nor being moved: lua/move-out.lua).
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 
@@ -10,8 +10,10 @@ for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
 load(ids)
 
 local removed = {}
-local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {} }
-local ZSET_OF = { [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {}, [KZ] = {} }
+local ZSET_OF = {
+  [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
+}
 local seen = {}
 local entombed = {}
 for i = 1, #ids do
@@ -20,14 +22,14 @@ for i = 1, #ids do
   if rec and not seen[id] then
     if rec.bad then
       -- undecodable: we cannot tell where it is indexed, so unindex it everywhere
-      for _, key in ipairs({ KD, KS, KF, KC, KA }) do
+      for _, key in ipairs({ KD, KS, KF, KC, KA, KZ }) do
         local list = rem[key]
         list[#list + 1] = id
       end
       seen[id] = true
       removed[#removed + 1] = id
       lifecycleEvent("deleted", id)
-    elseif rec.state ~= ACTIVE then
+    elseif rec.state ~= ACTIVE and rec.state ~= 8 then
       local state = rec.state
       if state == WAITING then
         -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
@@ -56,7 +58,7 @@ end
 for key, members in pairs(rem) do
   if #members > 0 then redis.call("ZREM", key, unpack(members)) end
 end
-if #removed > 0 then redis.call("HDEL", KJ, unpack(removed)) end
+if #removed > 0 then dropJobRecords(removed) end
 entomb(entombed)
 flushAll()
 return #removed

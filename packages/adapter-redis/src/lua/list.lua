@@ -3,8 +3,8 @@
 -- pages by absolute position (meta lp counts every id ever popped, so positions survive
 -- pops; cancel and delete leave tombstones rather than shifting the list; an id that is
 -- in it more than once is listed at its last place, see TOMBSTONES in _common.lua).
--- KEYS: the thirteen lane keys (see _common.lua)
--- ARGV: common 1..6; ARGV[7] state (1..6); ARGV[8] cursor ("" = start); ARGV[9] page size
+-- KEYS: the sixteen lane keys (see _common.lua)
+-- ARGV: common 1..6; ARGV[7] state (1..7); ARGV[8] cursor ("" = start); ARGV[9] page size
 -- Returns: { next cursor ("" = done), job JSON... }
 
 maintain()
@@ -18,13 +18,16 @@ local out = { "" }
 local function emit(ids, want, prio0)
   if #ids == 0 then return end
   load(ids)
+  local results = {}
+  if meta.r then results = redis.call("HMGET", KR, unpack(ids)) end
+  local expiries = expiriesOf(ids)
   for i = 1, #ids do
     local rec = cache[ids[i]]
     -- from the list (prio0): priority-0 jobs that are there (not late arrivals, flags 2);
     -- from a zset: every job in the state
     if rec and (rec.bad or (rec.state == want
         and (not prio0 or (rec.prio == 0 and rec.flags ~= 2)))) then
-      out[#out + 1] = infoJson(ids[i], rec)
+      out[#out + 1] = infoJson(ids[i], rec, results[i], expiries[ids[i]])
     end
   end
 end
@@ -60,7 +63,9 @@ local function zpage(key, cur)
   return members, lastScore .. "|" .. lastMember
 end
 
-local ZSETS = { [DELAYED] = KD, [ACTIVE] = KA, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+local ZSETS = {
+  [DELAYED] = KD, [ACTIVE] = KA, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
+}
 
 if state == WAITING then
   if cursor == "" then cursor = "p" end

@@ -1,17 +1,29 @@
 -- tasklane: nack — a failed attempt: back to delayed/waiting at runAt, or dead (failed).
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then 5 per item: id, token, runAt ("" = dead), error JSON,
---       history detail (error message for a retry, reason for a dead job)
+--       history detail (error message for a retry, reason for a dead job); then, when
+--       items carry reports, the lane's logLimit and the reports as a JSON array of one
+--       text per item ("" = none; see REPORTS in _common.lua)
 -- Returns: one integer per item: 1 ok, 2 canceled, 0 lost. A lock named again in the call
 -- is lost after its first use (a due retry stays active until the end of the call).
 
-if (#ARGV - 6) % 5 ~= 0 then
+local nargs = #ARGV
+local reports, logLimit = nil, nil
+if (nargs - 6) % 5 == 2 then
+  local ok, list = pcall(cjson.decode, ARGV[nargs])
+  reports = ok and type(list) == "table" and list or {}
+  logLimit = tonumber(ARGV[nargs - 1]) or 100
+  nargs = nargs - 2
+end
+if (nargs - 6) % 5 ~= 0 then
   return redis.error_reply("TASKLANE_BAD_ARGUMENT nack takes 5 arguments per item")
 end
 
 local ids = {}
-for i = 7, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
+for i = 7, nargs, 5 do ids[#ids + 1] = ARGV[i] end
 load(ids)
+-- a retry due past the job's expiry expires instead (EXPIRY)
+local expiries = expiriesOf(ids)
 
 local result = {}
 local done = {}
@@ -32,6 +44,7 @@ for i = 1, #ids do
     runSamples[#runSamples + 1] = NOW - rec.res
     expand(rec).err = ARGV[at + 3]
     done[#done + 1] = id
+    done[id] = i
     local runAt = tonumber(ARGV[at + 2])
     if runAt == nil then
       statFailures = statFailures + 1
@@ -44,7 +57,10 @@ for i = 1, #ids do
       lifecycleEvent("retrying", id)
       -- due at its runAt, also when that has passed: it takes its place by it
       rec.due = runAt
-      if runAt > NOW then
+      if (expiries[id] or math.huge) <= NOW then
+        expand(rec)
+        expireJob(id, rec)
+      elseif runAt > NOW then
         rec.state = DELAYED
         delayedAdd[#delayedAdd + 1] = runAt
         delayedAdd[#delayedAdd + 1] = id
@@ -59,6 +75,12 @@ end
 
 if #done > 0 then
   redis.call("ZREM", KA, unpack(done))
+  if reports then
+    -- the reports of the items settled (index of each id in the call)
+    local doneReports = {}
+    for k = 1, #done do doneReports[k] = reports[done[done[k]]] end
+    storeReports(done, doneReports, nil, logLimit)
+  end
   -- Due retries join the waiting jobs after any due delayed ones (due order).
   maintain()
   local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0

@@ -1,6 +1,6 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
 -- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a
 --   lease runs out; -1 when nothing is scheduled, ready > 0 or paused), first token, expiresAt

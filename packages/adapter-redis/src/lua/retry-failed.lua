@@ -1,5 +1,5 @@
 -- tasklane: retry-failed — failed jobs back to waiting, due now, attempt reset to 0.
--- KEYS: the thirteen lane keys (see _common.lua)
+-- KEYS: the sixteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "*" for every failed job (at most 1000 per call) or "ids";
 --       then the job ids
 -- Returns: { moved, more } (more = 1 when "*" left failed jobs for another call)
@@ -39,7 +39,11 @@ for i = 1, #ids do
     moved[#moved + 1] = id
   end
 end
-if #moved > 0 then redis.call("ZREM", KF, unpack(moved)) end
+if #moved > 0 then
+  redis.call("ZREM", KF, unpack(moved))
+  -- Retried by hand: an operator wants it run, whatever its expiry said (EXPIRY).
+  if meta.x then redis.call("ZREM", KE, unpack(moved)) end
+end
 flushRecords()
 if wasEmpty and #listAppend + #prioAdd > 0 then wake() end
 flushAll()
