@@ -164,10 +164,10 @@ describe("status", () => {
     const [table, notes] = stdout.split("\n\n");
     expect(table).toBe(
       [
-        "lane          waiting  delayed  active  failed  succeeded  canceled  finished/s  failed/s  wait p50  wait p99  run p50  run p99",
-        "high                0        0       0       0          0         0        0.00      0.00         -         -        -        -",
-        "default             2        1       0       0          0         0        0.00      0.00         -         -        -        -",
-        "low (paused)        1        0       0       0          0         0        0.00      0.00         -         -        -        -",
+        "lane          waiting  delayed  active  failed  succeeded  canceled  expired  finished/s  failed/s  wait p50  wait p99  run p50  run p99",
+        "high                0        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
+        "default             2        1       0       0          0         0        0        0.00      0.00         -         -        -        -",
+        "low (paused)        1        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
       ].join("\n"),
     );
     expect(notes).toMatch(

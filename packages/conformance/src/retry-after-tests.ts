@@ -37,6 +37,34 @@ export function registerRetryAfterTests(get: () => Harness, _options: Conformanc
       expect(again.attempt).toBe(1);
     });
 
+    it("release with runAt and a report: delayed, the report stored", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "retryAfter");
+      need(h.caps, ctx, "reports");
+      need(h.caps, ctx, "get");
+      const lane = await h.freshLane();
+      await lane.put([h.job({ id: "r2", freshId: false })]);
+      const [held] = (await lane.reserve({ limit: 1, leaseMs: 20 * h.unit, waitMs: 0 })).jobs;
+      const log = { at: 1, attempt: 1, message: "rate limited" };
+      const runAt = h.now() + 3 * h.unit;
+      expect(
+        await lane.release([
+          {
+            lock: held?.lock as never,
+            uncounted: true,
+            runAt,
+            report: { progress: "0.25", logs: [log] },
+          },
+        ]),
+      ).toEqual(["ok"]);
+      expect(await lane.counts()).toMatchObject({ waiting: 0, delayed: 1, active: 0 });
+      expect(await lane.get?.("r2")).toMatchObject({
+        state: "delayed",
+        progress: "0.25",
+        logs: [log],
+      });
+    });
+
     it("ctx.retryAfter(ms): runs again after ms, the attempt not spent", async (ctx) => {
       const h = get();
       need(h.caps, ctx, "retryAfter");

@@ -69,7 +69,7 @@ if #done > 0 then
   if reportsAt then
     local doneReports = {}
     for k = 1, #done do doneReports[k] = ARGV[reportsAt + done[done[k]] - 1] end
-    storeReports(done, doneReports, nil, tonumber(ARGV[8]))
+    storeReports(done, doneReports, nil, tonumber(ARGV[9]))
   end
   maintain()
   local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0
