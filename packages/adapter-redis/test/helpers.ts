@@ -353,9 +353,56 @@ export function uniquePrefix(): string {
  * rise instead of sleeping to "let the poll block".
  */
 export async function blockedPolls(client: Redis): Promise<number> {
+  return (await blockedPollList(client)).length;
+}
+
+/** One connection blocked in BLPOP, as CLIENT LIST shows it. */
+export interface BlockedPoll {
+  id: string;
+  /** Commands the connection has run (Valkey 8, Redis 7.4+; undefined on older servers). */
+  cmds: number | undefined;
+  /** Seconds since its last command (whole seconds). */
+  idleS: number;
+}
+
+/** The connections blocked in BLPOP on `client`'s server now (see blockedPolls). */
+export async function blockedPollList(client: Redis): Promise<BlockedPoll[]> {
   const list = (await client.client("LIST")) as string;
   // flags "b": blocked now. `cmd` is only the last command a connection ran, which stays
   // "blpop" for a connection whose block has ended until it runs another.
-  return list.split("\n").filter((line) => line.includes("cmd=blpop") && /\bflags=\w*b/.test(line))
-    .length;
+  return list
+    .split("\n")
+    .filter((line) => line.includes("cmd=blpop") && /\bflags=\w*b/.test(line))
+    .map((line) => {
+      const field = (name: string) => new RegExp(`(?:^| )${name}=(\\S*)`).exec(line)?.[1];
+      const cmds = field("tot-cmds");
+      return {
+        id: field("id") ?? "",
+        cmds: cmds === undefined ? undefined : Number(cmds),
+        idleS: Number(field("idle") ?? 0),
+      };
+    });
+}
+
+/**
+ * Whether `now` (read `elapsedMs` after `before`, the server's blocked polls then) has a
+ * block that began since: on a connection that was not blocked then, or that has run
+ * commands since (a block ended and a new one began between two readings). A count can
+ * not tell that: a poll that leaves (an aborted one whose CLIENT UNBLOCK is still on its
+ * way) while ours arrives between two readings leaves it as it was. Servers without
+ * `tot-cmds` (Redis before 7.4): a connection whose idle time went back.
+ */
+export function blockedSince(
+  before: readonly BlockedPoll[],
+  now: readonly BlockedPoll[],
+  elapsedMs: number,
+): boolean {
+  const then = new Map(before.map((p) => [p.id, p]));
+  return now.some((p) => {
+    const old = then.get(p.id);
+    if (old === undefined) return true;
+    if (p.cmds !== undefined && old.cmds !== undefined) return p.cmds !== old.cmds;
+    // idle is whole seconds: the same block reads at least old + elapsed − 1
+    return p.idleS < old.idleS + Math.floor(elapsedMs / 1000) - 1;
+  });
 }

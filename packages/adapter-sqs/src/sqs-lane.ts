@@ -125,8 +125,20 @@ interface BandState extends LaneBand {
   lastFull?: boolean;
   /** Parallel receives the next busy reserve may make (see #receiveFan). */
   fan: number;
+  /**
+   * Times by which messages this lane sent with a delay are visible, those still to come,
+   * ascending and distinct (rounded up to DUE_GRANULE_MS, so a lane that sends many keeps
+   * few): see #noteDue.
+   */
+  due: number[];
+  /** The latest of those times that has passed (0: none yet). */
+  dueSeenAt: number;
+  /** When the latest receive that answered was sent: it saw what was visible then. */
+  readAt: number;
 }
 
+/** The step #noteDue rounds visibility times up to (bounds the list a band keeps). */
+const DUE_GRANULE_MS = 100;
 /** Reserves closer together than this mean a fast-draining worker (see prefetch). */
 const FAST_RESERVE_GAP_MS = 100;
 /** SQS DelaySeconds ceiling: 15 minutes. */
@@ -182,6 +194,9 @@ export class SqsLane implements LaneStore {
       io: createUrlIO({ client: init.client, url: b.url, entryRetries: init.entryRetries }),
       prefetching: 0,
       fan: 1,
+      due: [],
+      dueSeenAt: 0,
+      readAt: 0,
     }));
     this.bands = init.bands;
   }
@@ -226,6 +241,7 @@ export class SqsLane implements LaneStore {
     const results = await Promise.allSettled(
       prepared.map((p) => (p ? p.band.io.send(p.entry) : Promise.resolve("duplicate" as const))),
     );
+    const answeredAt = Date.now();
     const failures: string[] = [];
     const out: PutResult[] = jobs.map((job, i) => {
       const r = results[i] as PromiseSettledResult<EntryResult | "duplicate">;
@@ -233,7 +249,8 @@ export class SqsLane implements LaneStore {
       else if (r.value !== "ok" && r.value !== "duplicate") {
         failures.push(`${job.id}: ${r.value.code} ${r.value.message}`);
       } else if (r.value === "ok") {
-        const band = (prepared[i] as { band: BandState }).band;
+        const { band, entry } = prepared[i] as { band: BandState; entry: SendEntry };
+        this.#noteDue(band, entry.delaySeconds ?? 0, answeredAt);
         band.emptyAt = undefined;
         if (band.probe && !band.probe.pending) band.probe.value++;
       }
@@ -306,6 +323,16 @@ export class SqsLane implements LaneStore {
     const result: ReserveResult = { jobs };
     const ready = this.#buffer.length + this.#busyGuess();
     if (ready > 0) result.ready = ready;
+    else if (jobs.length < limit) {
+      // The lane looks empty. A message this lane sent with a delay may not be visible yet
+      // although its runAt has passed (see #noteDue): a worker that looked too early is told
+      // when to look again, or it would take this answer as the end of the wait.
+      const at = this.#nextDue(Date.now());
+      if (at !== undefined) {
+        result.ready = 0;
+        result.nextDueAt = at;
+      }
+    }
     return result;
   }
 
@@ -327,12 +354,63 @@ export class SqsLane implements LaneStore {
     // A long poll in flight returns as soon as a message arrives: the band is empty.
     if (band.poll) return true;
     const now = Date.now();
+    // A message this lane sent with a delay became visible after the band was last read:
+    // that read (and a probe, whose count may lag or, on fauxqs, leave it out until a
+    // receive) said nothing of it.
+    if (this.#shownSinceRead(band, now)) return false;
     if (band.emptyAt !== undefined && now - band.emptyAt < this.#init.probeCacheMs) return true;
     return (
       band.probe !== undefined &&
       band.probe.value === 0 &&
       now - band.probe.at < this.#init.probeCacheMs
     );
+  }
+
+  /**
+   * A message this lane sent to `band` with a delay of `seconds` (a delayed put, a retry,
+   * a re-delay; on FIFO a visibility change) is visible by `answeredAt` (when SQS answered
+   * the request) plus the delay. SQS counts the delay from when it gets the request, not
+   * from when runAt − now was computed, and the delay is rounded up to whole seconds: so a
+   * job is visible from between its runAt and runAt + 1 s + the request's latency. A
+   * worker looks at runAt's second's end (it knows the retries it scheduled); on a loaded
+   * machine the request may have taken longer than that, and the look finds nothing.
+   * Kept so that the reserve can say when to look again (nextDueAt) and the band is not
+   * skipped as known empty once the message is visible.
+   */
+  #noteDue(band: BandState, seconds: number, answeredAt: number) {
+    if (seconds <= 0) return;
+    const at = Math.ceil((answeredAt + seconds * 1000) / DUE_GRANULE_MS) * DUE_GRANULE_MS;
+    // Drop the times that have passed first: a lane that only publishes (never reserves)
+    // keeps at most one entry per DUE_GRANULE_MS of SQS's 15-minute delay window.
+    this.#shownSinceRead(band, answeredAt);
+    const due = band.due;
+    // Mostly an append: retries with the same back-off are sent in the order they fall due.
+    let i = due.length;
+    while (i > 0 && (due[i - 1] as number) > at) i--;
+    if (due[i - 1] !== at) due.splice(i, 0, at);
+  }
+
+  /** Whether a message noted by #noteDue became visible after the band's latest read. */
+  #shownSinceRead(band: BandState, now: number): boolean {
+    const due = band.due;
+    let n = 0;
+    while (n < due.length && (due[n] as number) <= now) n++;
+    if (n > 0) {
+      band.dueSeenAt = due[n - 1] as number;
+      due.splice(0, n);
+    }
+    return band.dueSeenAt > band.readAt;
+  }
+
+  /** The earliest time still to come by which a message noted by #noteDue is visible. */
+  #nextDue(now: number): number | undefined {
+    let next: number | undefined;
+    for (const band of this.#bands) {
+      this.#shownSinceRead(band, now);
+      const at = band.due[0];
+      if (at !== undefined && (next === undefined || at < next)) next = at;
+    }
+    return next;
   }
 
   /** Long poll every band at once (joining polls already in flight) until a job comes. */
@@ -453,6 +531,9 @@ export class SqsLane implements LaneStore {
       });
     }
     const now = Date.now();
+    // Whatever was visible when the request left, this receive has seen (or another
+    // consumer has taken it).
+    if (before > band.readAt) band.readAt = before;
     band.lastFull = messages.length >= Math.min(RECEIVE_MAX, max);
     if (messages.length < Math.min(RECEIVE_MAX, max)) band.emptyAt = now;
     else band.emptyAt = undefined;
@@ -699,11 +780,12 @@ export class SqsLane implements LaneStore {
     const now = Date.now();
     const delayMs = runAt === undefined ? 0 : runAt - now;
     if (this.fifo || h.job.malformed !== undefined) {
-      const r = await h.band.io.changeVisibility(
-        h.handle,
-        Math.min(MAX_VISIBILITY_SECONDS, secondsFor(delayMs)),
-      );
-      if (r === "ok") return "ok";
+      const seconds = Math.min(MAX_VISIBILITY_SECONDS, secondsFor(delayMs));
+      const r = await h.band.io.changeVisibility(h.handle, seconds);
+      if (r === "ok") {
+        this.#noteDue(h.band, seconds, Date.now());
+        return "ok";
+      }
       if (!LOST_CODES.has(r.code))
         this.#init.onError(
           new AdapterError(
@@ -727,6 +809,7 @@ export class SqsLane implements LaneStore {
         `SendMessage (hand-back) for job ${h.job.id}: ${sent.code} ${sent.message}`,
       );
     }
+    this.#noteDue(h.band, entry.delaySeconds ?? 0, Date.now());
     await this.#deleteOriginal(h);
     return "ok";
   }

@@ -125,3 +125,74 @@ it("a worker draining a backlog keeps several receives in flight, not one long p
     client.middlewareStack.remove(name);
   }
 }, 30_000);
+
+it("a retry whose hand-back reached SQS late starts when SQS shows it, not after another lane's long poll", async () => {
+  // SQS counts a message's DelaySeconds from when it receives the SendMessage, and the
+  // adapter rounds the delay up to a second: a retry is visible from between runAt and
+  // runAt + 1 s + the send's latency. The worker ends its long poll on another lane at
+  // runAt + 999 ms; a hand-back that took longer than that to reach SQS (a loaded machine)
+  // is not visible yet, so that look finds the lane empty. The retry must still start once
+  // SQS shows it, not after the other lane's 20 s poll (on fauxqs, whose queue counts
+  // leave out delayed messages until a receive, it never started).
+  const high = uniqueName("high");
+  const low = uniqueName("low");
+  const sendLagMs = 1_500;
+  let delayedSends = 0;
+  const name = "delayDelayedSends";
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Entries?: Array<{ DelaySeconds?: number }> };
+      if (
+        context.commandName === "SendMessageBatchCommand" &&
+        input.Entries?.some((e) => (e.DelaySeconds ?? 0) > 0)
+      ) {
+        // The request leaves late, as it does when the process or the network is slow.
+        delayedSends++;
+        await new Promise((r) => setTimeout(r, sendLagMs));
+      }
+      return next(args);
+    },
+    { step: "initialize", name },
+  );
+  const runAts: number[] = [];
+  const startedAt: number[] = [];
+  const flaky = defineTask({
+    name: "flaky",
+    lane: low,
+    schema,
+    retry: { maxAttempts: 2, baseMs: 2_000, jitter: 0 },
+    async run(_payload: { n: number }, ctx) {
+      if (ctx.attempt === 1) throw new Error("first attempt fails");
+      startedAt.push(Date.now());
+    },
+  });
+  const tl = createTasklane({
+    adapter: createSqsAdapter({ client, priorityLanes: true }),
+    selector: "strict-priority",
+    lanes: [
+      { name: high, priority: 1000, leaseMs: 20_000, longPollMs: 20_000 },
+      { name: low, priority: 1, leaseMs: 20_000, longPollMs: 20_000 },
+    ],
+    tasks: [flaky],
+  });
+  tl.events.on("retrying", (e) => runAts.push(e.runAt));
+  try {
+    const worker = tl.worker({ concurrency: 2 });
+    await worker.start();
+    await tl.publish(flaky, { n: 1 });
+    // Before the 20 s poll on `high` ends by itself (it began before the first attempt).
+    await waitFor(() => startedAt.length > 0, 15_000, 25);
+    expect(delayedSends).toBe(1);
+    expect(runAts).toHaveLength(1);
+    const lateMs = (startedAt[0] as number) - (runAts[0] as number);
+    // SQS got the send sendLagMs after runAt − 2 s at the earliest, so the retry cannot
+    // start before runAt + sendLagMs; it starts when SQS shows it (the send's answer plus
+    // 2 s, about then), with the same allowance for a loaded machine as the conformance
+    // suite's version of this test (5 s: a quarter of the other lane's poll).
+    expect(lateMs).toBeGreaterThanOrEqual(sendLagMs);
+    expect(lateMs).toBeLessThan(sendLagMs + 5_000);
+  } finally {
+    await tl.close();
+    client.middlewareStack.remove(name);
+  }
+}, 30_000);
