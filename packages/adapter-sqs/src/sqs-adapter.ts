@@ -160,6 +160,12 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     promote: false,
     move: false,
     expiry: false,
+    // Poison isolation: a message carries no state of its own delivery, and marking the
+    // prefetched ones would cost a send and a delete per job, so a lease that runs out is
+    // always a stall (startNow is ignored). Stalls are known (ApproximateReceiveCount), so
+    // suspects are marked: on FIFO lanes every redelivery (see sqs-lane.ts).
+    startNow: false,
+    suspects: true,
   };
 }
 

@@ -561,6 +561,9 @@ export class SqsLane implements LaneStore {
       };
       if (h.job.appData !== undefined) job.appData = h.job.appData;
       if (h.job.malformed !== undefined) job.malformed = h.job.malformed;
+      // Standard queues know the stalls exactly; FIFO queues cannot tell a stall from a
+      // retry, so there every delivery after the first is a suspect (the safe side).
+      if (this.fifo ? h.attempt > 1 : h.stalls > 0) job.suspect = true;
       return job;
     });
   }
