@@ -265,4 +265,39 @@ describe("checker", () => {
     expect(r.presumedDone).toBe(1);
     expect(r.lost).toEqual(["j3"]);
   });
+
+  it("on SQS, counts a job in the dead-letter queue dead, and one also acked in two terminal states", () => {
+    // j2: stalled too often, dead-lettered by the adapter when received (no ledger shows it).
+    const ledgers = [
+      ledger(1, [...run("j1", 1, "t1", 1_000, "ack"), ...run("j2", 1, "t2", 1_000, "none")]),
+    ];
+    const base = {
+      attempted: new Set(["j1", "j2"]),
+      acked: new Set(["j1", "j2"]),
+      facts: buildFacts(ledgers, LEASE),
+      faults: [{ kind: "crash" as const, at: 1_005, pids: [1] }],
+      leaseMs: LEASE,
+    };
+    const empty = { waiting: 0, delayed: 0, active: 0, failed: 1, succeeded: 0, canceled: 0 };
+    const ok = check({
+      ...base,
+      store: { kind: "counts", counts: empty, deadLetters: new Map([["j2", "stalled"]]) },
+    });
+    expect(ok.lost).toEqual([]);
+    expect(ok.dead).toBe(1);
+    expect(ok.deadByReason).toEqual({ stalled: 1 });
+    expect(ok.notExactlyOneTerminal).toEqual([]);
+    const both = check({
+      ...base,
+      store: {
+        kind: "counts",
+        counts: empty,
+        deadLetters: new Map([
+          ["j1", "stalled"],
+          ["j2", "stalled"],
+        ]),
+      },
+    });
+    expect(both.notExactlyOneTerminal).toEqual(["j1"]);
+  });
 });

@@ -302,7 +302,12 @@ export class SqsLane implements LaneStore {
         jobs = await this.#longPoll(limit, seconds, waitMs, signal);
       }
     }
-    if (fast) this.#maybePrefetch(limit, seconds);
+    if (jobs.some((j) => j.suspect === true)) {
+      // Its worker runs the suspect alone and reserves nothing until it has run: messages
+      // left in the buffer would only wait, and a crash of the suspect would stall them.
+      // Back to SQS with them now, uncounted; and no read-ahead.
+      for (const h of this.#buffer.splice(0)) this.#later(this.#handBack(h, h.attempt - 1));
+    } else if (fast) this.#maybePrefetch(limit, seconds);
     const result: ReserveResult = { jobs };
     const ready = this.#buffer.length + this.#busyGuess();
     if (ready > 0) result.ready = ready;
