@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { createTasklane, defineTask, UnsupportedError } from "@tasklane/core";
-import { ClosedError, PayloadTooLargeError } from "@tasklane/core/adapter";
+import { ClosedError, PayloadTooLargeError, type ReservedJob } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSqsAdapter, type SqsAdapterOptions, sqsCapabilities } from "../src/index.ts";
@@ -665,6 +665,44 @@ describe("prefetch", () => {
       counter.dispose();
     }
   });
+
+  it("hands its read-ahead back to SQS, uncounted, when it hands out a suspect", async () => {
+    // A long hold: without the hand-back, read-ahead messages stay hidden for a minute.
+    const { adapter, lane } = await open({ prefetch: 10, bufferHoldMs: 60_000 });
+    await lane.put([job("suspect")]);
+    expect((await lane.reserve(now(1, 1000))).jobs[0]?.id).toBe("suspect");
+    // Its lease runs out (one stall: a suspect from now on); handed back unrun, it stays one.
+    const again = await waitFor(async () => (await lane.reserve(now(1))).jobs[0], 5000, 100);
+    expect(again).toMatchObject({ id: "suspect", attempt: 2, suspect: true });
+    expect(await lane.release([{ lock: again.lock, uncounted: true }])).toEqual(["ok"]);
+    await lane.put(Array.from({ length: 20 }, (_, i) => job(`n${i}`)));
+    const acked: string[] = [];
+    let suspect: ReservedJob | undefined;
+    // One free slot at a time, fast: full receives, the rest read ahead into the buffer.
+    while (suspect === undefined) {
+      const { jobs } = await lane.reserve(now(1));
+      const [got] = jobs;
+      if (got === undefined) continue;
+      if (got.suspect === true) suspect = got;
+      else {
+        expect(got.suspect).toBeUndefined();
+        await lane.ack([got.lock]);
+        acked.push(got.id);
+      }
+    }
+    expect(suspect).toMatchObject({ id: "suspect", attempt: 2 });
+    // The buffer is back in SQS: only the suspect is hidden.
+    await waitFor(async () => {
+      const c = await lane.counts();
+      return c.active === 1 && c.waiting === 20 - acked.length;
+    }, 5000);
+    const rest = await waitFor(async () => {
+      const { jobs } = await lane.reserve(now(20));
+      return jobs.length === 20 - acked.length ? jobs : undefined;
+    }, 5000);
+    expect(rest.every((j) => j.attempt === 1 && j.suspect === undefined)).toBe(true);
+    await adapter.close();
+  }, 20_000);
 
   it("does not read ahead for a slow worker", async () => {
     const counter = countSqsRequests(client);
