@@ -103,7 +103,8 @@ local TAKEN = { state = ACTIVE, prio = 0, hcount = 0 }
 local function headFor()
   if startNow == nil or taken < startNow then return takenHead end
   if not prefetchedHead then
-    prefetchedHead = struct.pack(HEADER_FIXED, 64 + ACTIVE, 1, 0, 4, 0, 0, 0, exp, NOW)
+    -- takenHead with flags (its 6th byte) 4
+    prefetchedHead = string.sub(takenHead, 1, 5) .. "\4" .. string.sub(takenHead, 7)
   end
   return prefetchedHead
 end
