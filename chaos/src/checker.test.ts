@@ -140,6 +140,20 @@ describe("checker", () => {
     expect(check(input(ledgers, [], succeeded("j1"))).unattributed).toHaveLength(1);
   });
 
+  it("orders deliveries of one attempt by their fencing tokens, not by when the answers came", () => {
+    // Two workers got the job, attempt 1 both times, in one millisecond: the delivery with
+    // the lower token was released, the one with the higher token ran and was acked.
+    const released: LedgerEntry[] = [
+      { e: "res", t: 1_000, s: 999, id: "j1", a: 1, tok: "200", exp: 1_000 + LEASE },
+      { e: "set", t: 1_000, k: "rel", id: "j1", tok: "200" },
+      { e: "set=", t: 1_000, k: "rel", id: "j1", tok: "200", r: "ok" },
+    ];
+    const ran = run("j1", 1, "201", 1_000, "ack");
+    const r = check(input([ledger(1, ran), ledger(2, released)], [], succeeded("j1")));
+    expect(r.fencingFailures).toEqual([]);
+    expect(failuresOf(r)).toEqual([]);
+  });
+
   it("expects a run after an accepted retry", () => {
     const ledgers = [
       ledger(1, [...run("j1", 1, "t1", 1_000, "retry"), ...run("j1", 2, "t2", 1_600, "ack")]),
