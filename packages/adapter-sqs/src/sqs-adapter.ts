@@ -83,8 +83,10 @@ export interface SqsAdapterOptions {
   escapeAstral?: boolean;
   /**
    * Messages a long poll brought in after its reserve had already returned (aborted or
-   * timed out) wait this long for the next reserve, then are handed back to SQS, ms.
-   * Default 2_000.
+   * timed out) wait this long for the next reserve, then are handed back to SQS, ms;
+   * never longer than half their lease (a hand-back after the lease ended could leave two
+   * live copies of a job), and one with less than 500 ms of lease left is not handed back
+   * but left to come back by itself. Default 2_000.
    */
   bufferHoldMs?: number;
   /**

@@ -134,6 +134,12 @@ const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 43_200;
 /** Most messages one ReceiveMessage returns (SQS's MaxNumberOfMessages ceiling). */
 const RECEIVE_MAX = 10;
+/**
+ * A buffered message goes back to SQS (a fresh copy, then the original deleted) only with
+ * at least this much of its lease left by our clock: past its lease SQS may have handed
+ * the original out again, and the copy would be a second live message of the job.
+ */
+const HAND_BACK_MARGIN_MS = 500;
 const DEDUP_ID_RE = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 /** Room kept for the error attributes of a dead letter besides the stack. */
 const ERROR_MESSAGE_MAX = 16_384;
@@ -306,7 +312,7 @@ export class SqsLane implements LaneStore {
       // Its worker runs the suspect alone and reserves nothing until it has run: messages
       // left in the buffer would only wait, and a crash of the suspect would stall them.
       // Back to SQS with them now, uncounted; and no read-ahead.
-      for (const h of this.#buffer.splice(0)) this.#later(this.#handBack(h, h.attempt - 1));
+      this.#handBackBuffered(this.#buffer.splice(0));
     } else if (fast) this.#maybePrefetch(limit, seconds);
     const result: ReserveResult = { jobs };
     const ready = this.#buffer.length + this.#busyGuess();
@@ -573,20 +579,44 @@ export class SqsLane implements LaneStore {
     });
   }
 
+  /**
+   * When a buffered message nobody reserved goes back: after bufferHoldMs, and no later
+   * than half its lease, so that the hand-back is done while the lease is still ours.
+   */
+  #holdDeadline(h: Held): number {
+    return h.receivedAt + Math.min(this.#init.bufferHoldMs, (h.expiresAt - h.receivedAt) / 2);
+  }
+
   /** Buffered messages nobody reserved in time go back to SQS. */
   #armHoldTimer() {
     if (this.#holdTimer || this.#buffer.length === 0) return;
-    this.#holdTimer = setTimeout(() => {
-      this.#holdTimer = undefined;
-      const cutoff = Date.now() - this.#init.bufferHoldMs;
-      const stale = this.#buffer.filter((h) => h.receivedAt <= cutoff);
-      if (stale.length > 0) {
-        this.#buffer = this.#buffer.filter((h) => h.receivedAt > cutoff);
-        for (const h of stale) this.#later(this.#handBack(h, h.attempt - 1));
-      }
-      this.#armHoldTimer();
-    }, this.#init.bufferHoldMs);
+    let first = Number.POSITIVE_INFINITY;
+    for (const h of this.#buffer) first = Math.min(first, this.#holdDeadline(h));
+    this.#holdTimer = setTimeout(
+      () => {
+        this.#holdTimer = undefined;
+        const now = Date.now();
+        const stale = this.#buffer.filter((h) => this.#holdDeadline(h) <= now);
+        if (stale.length > 0) {
+          this.#buffer = this.#buffer.filter((h) => this.#holdDeadline(h) > now);
+          this.#handBackBuffered(stale);
+        }
+        this.#armHoldTimer();
+      },
+      Math.max(0, first - Date.now()),
+    );
     this.#holdTimer.unref?.();
+  }
+
+  /**
+   * Hand never-reserved messages back, uncounted, while their lease is ours (see
+   * HAND_BACK_MARGIN_MS); one whose lease is (nearly) over is left to come back by itself.
+   */
+  #handBackBuffered(list: Held[]) {
+    const now = Date.now();
+    for (const h of list) {
+      if (h.expiresAt - now > HAND_BACK_MARGIN_MS) this.#later(this.#handBack(h, h.attempt - 1));
+    }
   }
 
   /** Forget held messages whose lease ended long ago (a caller that never settled them). */
@@ -1039,7 +1069,7 @@ export class SqsLane implements LaneStore {
     for (const wake of [...this.#waiters]) wake();
     const buffered = this.#buffer;
     this.#buffer = [];
-    for (const h of buffered) this.#later(this.#handBack(h, h.attempt - 1));
+    this.#handBackBuffered(buffered);
     while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
     await Promise.all(this.#bands.map((b) => b.io.drain()));
     if (this.#dlqIO) await (await this.#dlqIO.catch(() => undefined))?.drain();

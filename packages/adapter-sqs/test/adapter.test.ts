@@ -704,6 +704,24 @@ describe("prefetch", () => {
     await adapter.close();
   }, 20_000);
 
+  it("hands an unreserved read-ahead back by half its lease, uncounted, never after it", async () => {
+    const { adapter, lane } = await open({ prefetch: 10, bufferHoldMs: 60_000 });
+    await lane.put(Array.from({ length: 30 }, (_, i) => job(`h${i}`)));
+    const first = await lane.reserve(now(10, 4000));
+    const second = await lane.reserve(now(10, 4000)); // fast: 10 more read ahead
+    const taken = [...first.jobs, ...second.jobs];
+    expect(taken).toHaveLength(20);
+    await lane.ack(taken.map((j) => j.lock));
+    // Nobody reserves the read-ahead: back in SQS by half the 4 s lease, before it ends.
+    const started = Date.now();
+    await waitFor(async () => (await lane.counts()).waiting === 10, 3500);
+    expect(Date.now() - started).toBeLessThan(3500);
+    const rest = await lane.reserve(now(10));
+    expect(rest.jobs).toHaveLength(10);
+    expect(rest.jobs.every((j) => j.attempt === 1)).toBe(true);
+    await adapter.close();
+  }, 20_000);
+
   it("does not read ahead for a slow worker", async () => {
     const counter = countSqsRequests(client);
     try {
