@@ -308,12 +308,9 @@ export class SqsLane implements LaneStore {
         jobs = await this.#longPoll(limit, seconds, waitMs, signal);
       }
     }
-    if (jobs.some((j) => j.suspect === true)) {
-      // Its worker runs the suspect alone and reserves nothing until it has run: messages
-      // left in the buffer would only wait, and a crash of the suspect would stall them.
-      // Back to SQS with them now, uncounted; and no read-ahead.
-      this.#handBackBuffered(this.#buffer.splice(0));
-    } else if (fast) this.#maybePrefetch(limit, seconds);
+    // Its worker runs a suspect alone and reserves nothing until it has run: no read-ahead
+    // to wait in the buffer meanwhile (a crash of the suspect would stall it).
+    if (fast && !jobs.some((j) => j.suspect === true)) this.#maybePrefetch(limit, seconds);
     const result: ReserveResult = { jobs };
     const ready = this.#buffer.length + this.#busyGuess();
     if (ready > 0) result.ready = ready;
@@ -557,7 +554,17 @@ export class SqsLane implements LaneStore {
     // A message whose lease ran out while buffered is not ours any more.
     this.#buffer = this.#buffer.filter((h) => h.expiresAt > now);
     if (this.#bands.length > 1) this.#buffer.sort((a, b) => a.band.index - b.band.index);
-    const taken = this.#buffer.splice(0, limit);
+    // At most one suspect per reserve: its worker runs it alone and reserves nothing
+    // meanwhile, and handing others back would cost a copy and a delete each (a kill
+    // between the two leaves two live messages). They wait here for the next reserve.
+    const taken: Held[] = [];
+    const kept: Held[] = [];
+    let suspects = 0;
+    for (const h of this.#buffer) {
+      if (taken.length >= limit || (this.#suspect(h) && suspects++ > 0)) kept.push(h);
+      else taken.push(h);
+    }
+    this.#buffer = kept;
     return taken.map((h) => {
       this.#held.set(h.handle, h);
       const job: ReservedJob = {
@@ -572,9 +579,7 @@ export class SqsLane implements LaneStore {
       };
       if (h.job.appData !== undefined) job.appData = h.job.appData;
       if (h.job.malformed !== undefined) job.malformed = h.job.malformed;
-      // Standard queues know the stalls exactly; FIFO queues cannot tell a stall from a
-      // retry, so there every delivery after the first is a suspect (the safe side).
-      if (this.fifo ? h.attempt > 1 : h.stalls > 0) job.suspect = true;
+      if (this.#suspect(h)) job.suspect = true;
       return job;
     });
   }
@@ -585,6 +590,14 @@ export class SqsLane implements LaneStore {
    */
   #holdDeadline(h: Held): number {
     return h.receivedAt + Math.min(this.#init.bufferHoldMs, (h.expiresAt - h.receivedAt) / 2);
+  }
+
+  /**
+   * Standard queues know the stalls exactly; FIFO queues cannot tell a stall from a
+   * retry, so there every delivery after the first is a suspect (the safe side).
+   */
+  #suspect(h: Held): boolean {
+    return this.fifo ? h.attempt > 1 : h.stalls > 0;
   }
 
   /** Buffered messages nobody reserved in time go back to SQS. */
