@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { createTasklane, defineTask, UnsupportedError } from "@tasklane/core";
-import { ClosedError, PayloadTooLargeError, type ReservedJob } from "@tasklane/core/adapter";
+import { ClosedError, PayloadTooLargeError } from "@tasklane/core/adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSqsAdapter, type SqsAdapterOptions, sqsCapabilities } from "../src/index.ts";
