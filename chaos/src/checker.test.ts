@@ -140,6 +140,20 @@ describe("checker", () => {
     expect(check(input(ledgers, [], succeeded("j1"))).unattributed).toHaveLength(1);
   });
 
+  it("orders deliveries of one attempt by their fencing tokens, not by when the answers came", () => {
+    // Two workers got the job, attempt 1 both times, in one millisecond: the delivery with
+    // the lower token was released, the one with the higher token ran and was acked.
+    const released: LedgerEntry[] = [
+      { e: "res", t: 1_000, s: 999, id: "j1", a: 1, tok: "200", exp: 1_000 + LEASE },
+      { e: "set", t: 1_000, k: "rel", id: "j1", tok: "200" },
+      { e: "set=", t: 1_000, k: "rel", id: "j1", tok: "200", r: "ok" },
+    ];
+    const ran = run("j1", 1, "201", 1_000, "ack");
+    const r = check(input([ledger(1, ran), ledger(2, released)], [], succeeded("j1")));
+    expect(r.fencingFailures).toEqual([]);
+    expect(failuresOf(r)).toEqual([]);
+  });
+
   it("expects a run after an accepted retry", () => {
     const ledgers = [
       ledger(1, [...run("j1", 1, "t1", 1_000, "retry"), ...run("j1", 2, "t2", 1_600, "ack")]),
@@ -264,5 +278,40 @@ describe("checker", () => {
     expect(r.succeeded).toBe(2);
     expect(r.presumedDone).toBe(1);
     expect(r.lost).toEqual(["j3"]);
+  });
+
+  it("on SQS, counts a job in the dead-letter queue dead, and one also acked in two terminal states", () => {
+    // j2: stalled too often, dead-lettered by the adapter when received (no ledger shows it).
+    const ledgers = [
+      ledger(1, [...run("j1", 1, "t1", 1_000, "ack"), ...run("j2", 1, "t2", 1_000, "none")]),
+    ];
+    const base = {
+      attempted: new Set(["j1", "j2"]),
+      acked: new Set(["j1", "j2"]),
+      facts: buildFacts(ledgers, LEASE),
+      faults: [{ kind: "crash" as const, at: 1_005, pids: [1] }],
+      leaseMs: LEASE,
+    };
+    const empty = { waiting: 0, delayed: 0, active: 0, failed: 1, succeeded: 0, canceled: 0 };
+    const ok = check({
+      ...base,
+      store: { kind: "counts", counts: empty, deadLetters: new Map([["j2", "stalled"]]) },
+    });
+    expect(ok.lost).toEqual([]);
+    expect(ok.dead).toBe(1);
+    expect(ok.deadByReason).toEqual({ stalled: 1 });
+    expect(ok.notExactlyOneTerminal).toEqual([]);
+    const both = check({
+      ...base,
+      store: {
+        kind: "counts",
+        counts: empty,
+        deadLetters: new Map([
+          ["j1", "stalled"],
+          ["j2", "stalled"],
+        ]),
+      },
+    });
+    expect(both.notExactlyOneTerminal).toEqual(["j1"]);
   });
 });

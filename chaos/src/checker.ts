@@ -74,8 +74,12 @@ export interface StoredJob {
 
 export type StoreState =
   | { kind: "jobs"; jobs: Map<string, StoredJob> }
-  /** SQS: per-job state is unknowable; the lanes' counts at the end. */
-  | { kind: "counts"; counts: LaneCounts };
+  /**
+   * SQS: per-job state is unknowable; the lanes' counts at the end, and the dead letters
+   * read from the dead-letter queue (job id → reason), which include jobs the adapter
+   * dead-lettered itself (stalled too often) that no ledger shows.
+   */
+  | { kind: "counts"; counts: LaneCounts; deadLetters?: ReadonlyMap<string, string> };
 
 export interface CheckInput {
   /** Every id the producer tried to publish. */
@@ -333,7 +337,14 @@ export function check(input: CheckInput): CheckResult {
       const reservations = facts.jobs.get(id) ?? [];
       const outcomes = reservations.map(outcomeOf);
       const terminal = outcomes.find((o) => o.terminal)?.terminal;
-      if (terminal) {
+      const deadLetter = store.deadLetters?.get(id);
+      if (deadLetter !== undefined && terminal?.kind === "ack") {
+        result.notExactlyOneTerminal.push(id);
+      }
+      if (deadLetter !== undefined && terminal?.kind !== "ack") {
+        result.dead++;
+        result.deadByReason[deadLetter] = (result.deadByReason[deadLetter] ?? 0) + 1;
+      } else if (terminal) {
         if (terminal.kind === "dead") {
           result.dead++;
           result.deadByReason.error = (result.deadByReason.error ?? 0) + 1;

@@ -23,6 +23,7 @@ import { buildFacts, type LedgerFacts } from "./runs.ts";
 import { type ChaosSqs, startChaosSqs } from "./servers/fauxqs-server.ts";
 import { waitFor } from "./servers/free-port.ts";
 import { type ChaosRedis, startChaosRedis } from "./servers/redis-server.ts";
+import { sqsDeadLetters } from "./servers/sqs-dead-letters.ts";
 import { startStallMonitor } from "./stall-monitor.ts";
 import { type ChaosTask, defineChaosTask } from "./worker/chaos-task.ts";
 import { type BackendSpec, createBackendAdapter, type WorkerSpec } from "./worker/worker-spec.ts";
@@ -184,7 +185,12 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
   };
 
   const storeState = async (): Promise<StoreState> => {
-    if (options.backend === "sqs") return { kind: "counts", counts: await lane.counts() };
+    if (options.backend === "sqs") {
+      const counts = await lane.counts();
+      if (sqs === undefined) return { kind: "counts", counts };
+      const deadLetters = await sqsDeadLetters(sqs, `chaos-${options.name}-`);
+      return { kind: "counts", counts, deadLetters };
+    }
     const jobs = new Map<string, StoredJob>();
     const states: JobState[] = ["waiting", "delayed", "active", "succeeded", "failed", "canceled"];
     for (const state of states) {

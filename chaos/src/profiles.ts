@@ -10,7 +10,7 @@ import { runScenario } from "./scenario.ts";
 import { type DepthParams, depthScenario } from "./scenarios/depth.ts";
 import { type KillParams, killScenario } from "./scenarios/kill.ts";
 import { type NetworkParams, networkScenario } from "./scenarios/network.ts";
-import { type PillParams, pillScenario } from "./scenarios/pills.ts";
+import { type PillParams, pillScenario, sqsPillScenario } from "./scenarios/pills.ts";
 import { createRestartScenario, type RestartParams } from "./scenarios/restart.ts";
 import { type RetryParams, retryScenario } from "./scenarios/retry-lateness.ts";
 import { type SqsKillParams, sqsKillScenario } from "./scenarios/sqs-kill.ts";
@@ -23,6 +23,7 @@ export interface ProfileParams {
   restartEverysec: RestartParams;
   retry: RetryParams;
   sqsKill: SqsKillParams;
+  sqsPills: PillParams;
   depth: DepthParams;
 }
 
@@ -101,6 +102,15 @@ export const PROFILES: Record<ProfileName, ProfileParams> = {
       jobsBetweenFaults: 300,
       drainTimeoutMs: DRAIN_MS,
     },
+    sqsPills: {
+      normal: 1_000,
+      pills: 4,
+      ...WORKERS,
+      jobMs: 10,
+      leaseMs: LEASE_MS,
+      maxStalls: 3,
+      drainTimeoutMs: DRAIN_MS,
+    },
     depth: { jobs: 1_000_000, workers: 2, concurrency: 50, batchSize: 100, publishChunk: 10_000 },
   },
   full: {
@@ -173,6 +183,15 @@ export const PROFILES: Record<ProfileName, ProfileParams> = {
       jobsBetweenFaults: 300,
       drainTimeoutMs: DRAIN_MS,
     },
+    sqsPills: {
+      normal: 5_000,
+      pills: 10,
+      ...WORKERS,
+      jobMs: 10,
+      leaseMs: LEASE_MS,
+      maxStalls: 3,
+      drainTimeoutMs: DRAIN_MS,
+    },
     depth: { jobs: 1_000_000, workers: 2, concurrency: 50, batchSize: 100, publishChunk: 10_000 },
   },
 };
@@ -189,6 +208,7 @@ export const SCENARIOS: Record<string, Runner> = {
     runScenario(createRestartScenario("everysec"), ctx, p.restartEverysec),
   "retry-lateness": (ctx, p) => runScenario(retryScenario, ctx, p.retry),
   "sqs-kill": (ctx, p) => runScenario(sqsKillScenario, ctx, p.sqsKill),
+  "sqs-pills": (ctx, p) => runScenario(sqsPillScenario, ctx, p.sqsPills),
   depth: (ctx, p) => runScenario(depthScenario, ctx, p.depth),
 };
 

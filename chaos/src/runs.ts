@@ -192,7 +192,8 @@ export function buildFacts(ledgers: ProcessLedger[], leaseMs: number): LedgerFac
     }
   }
   // The store's order of deliveries: every delivery raises the attempt (an uncounted
-  // release hands out the same attempt again, later). The order in which workers got
+  // release, or a prefetched delivery whose lease ran out, hands out the same attempt
+  // again, later). The order in which workers got
   // their answers can differ: a reserve's answer can be held up past a later delivery.
   for (const list of jobs.values()) list.sort(deliveryOrder);
   return { jobs, lags, heap, counts, errors, pillPids, torn };
@@ -204,8 +205,19 @@ function push<T>(map: Map<number, T[]>, key: number, value: T): void {
   else map.set(key, [value]);
 }
 
+/** A fencing token as a number where the backend issues increasing integers (Redis). */
+const INTEGER_TOKEN = /^\d{1,20}$/;
+
 function deliveryOrder(a: Reservation, b: Reservation): number {
-  return a.attempt - b.attempt || a.at - b.at;
+  const byAttempt = a.attempt - b.attempt;
+  if (byAttempt !== 0) return byAttempt;
+  // The same attempt handed out again (a release, or a prefetched delivery whose lease ran
+  // out): Redis's tokens grow with every delivery of a lane, the order the store made them
+  // in, while two answers can reach their workers in the same millisecond or out of order.
+  if (INTEGER_TOKEN.test(a.token) && INTEGER_TOKEN.test(b.token) && a.token !== b.token) {
+    return BigInt(a.token) < BigInt(b.token) ? -1 : 1;
+  }
+  return a.at - b.at;
 }
 
 /** The reservations whose handler started, in the store's delivery order. */

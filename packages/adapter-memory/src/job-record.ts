@@ -37,8 +37,18 @@ export class JobRecord extends ListNode {
   dueAt: number;
   /** Deliveries so far (incremented by reserve, decremented by an uncounted release). */
   attempt = 0;
-  /** Lease expiries so far. */
+  /** Lease expiries so far (a skipped delivery is added at the next one: see stall()). */
   stalls = 0;
+  /**
+   * The current delivery is prefetched (ReserveOptions.startNow): if its lease runs out
+   * it is skipped, not stalled. Meaningful while active.
+   */
+  prefetched = false;
+  /**
+   * A prefetched delivery of the job had its lease run out (the job is a suspect); cleared
+   * when the next stall counts it.
+   */
+  skipped = false;
   /** Fencing token of the current (or last) reservation; "" before the first one. */
   token = "";
   /** Lease end of the current reservation (meaningful while active). */
@@ -97,6 +107,7 @@ export class JobRecord extends ListNode {
     const c = new JobRecord(job, seq, state, dueAt);
     c.attempt = rec.attempt;
     c.stalls = rec.stalls;
+    c.skipped = rec.skipped;
     c.token = rec.token;
     c.expiresAt = rec.expiresAt;
     c.reservedAt = rec.reservedAt;

@@ -162,6 +162,7 @@ interface RetentionRule {
 interface Waiter {
   limit: number;
   leaseMs: number;
+  startNow: number;
   resolve: (result: ReserveResult) => void;
   timer: TimerHandle | undefined;
   signal: AbortSignal | undefined;
@@ -305,7 +306,8 @@ export class MemoryLaneImpl implements MemoryLane {
     const limit = Math.min(Math.floor(options.limit), this.shared.maxBatch);
     const leaseMs = options.leaseMs;
     if (!validLease(leaseMs)) return Promise.reject(leaseError(leaseMs));
-    const jobs = this.take(limit, leaseMs, now);
+    const startNow = options.startNow ?? limit;
+    const jobs = this.take(limit, leaseMs, now, startNow);
     const signal = options.signal;
     const waitMs = Math.min(options.waitMs, MAX_TIMER_MS);
     if (jobs.length > 0 || !(waitMs > 0) || !(limit > 0) || signal?.aborted) {
@@ -316,6 +318,7 @@ export class MemoryLaneImpl implements MemoryLane {
       const waiter: Waiter = {
         limit,
         leaseMs,
+        startNow,
         resolve,
         timer: undefined,
         signal,
@@ -326,7 +329,7 @@ export class MemoryLaneImpl implements MemoryLane {
         if (!this.removeWaiter(waiter)) return;
         const at = this.clock.now();
         this.maintain(at);
-        this.settle(waiter, this.take(waiter.limit, waiter.leaseMs, at));
+        this.settle(waiter, this.take(waiter.limit, waiter.leaseMs, at, waiter.startNow));
       }, waitMs);
       if (signal !== undefined) {
         waiter.onAbort = () => {
@@ -354,8 +357,12 @@ export class MemoryLaneImpl implements MemoryLane {
     return true;
   }
 
-  /** Take up to `limit` ready jobs as this reservation: waiting → active. */
-  private take(limit: number, leaseMs: number, now: number): ReservedJob[] {
+  /**
+   * Take up to `limit` ready jobs as this reservation: waiting → active. The first
+   * `startNow` start at once; the others are prefetched, unless suspects (which always
+   * count as started).
+   */
+  private take(limit: number, leaseMs: number, now: number, startNow: number): ReservedJob[] {
     const jobs: ReservedJob[] = [];
     if (this.paused) return jobs;
     let n = Math.min(limit, this.maxConcurrency - this.lists.active.size);
@@ -385,6 +392,9 @@ export class MemoryLaneImpl implements MemoryLane {
       };
       if (rec.appData !== undefined) job.appData = rec.appData;
       if (rec.traceContext !== undefined) job.traceContext = rec.traceContext;
+      const suspect = rec.stalls > 0 || rec.skipped;
+      if (suspect) job.suspect = true;
+      rec.prefetched = !suspect && jobs.length >= startNow;
       jobs.push(job);
     }
     return jobs;
@@ -705,6 +715,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.failureGroups.leave(rec);
     rec.attempt = 0;
     rec.stalls = 0;
+    rec.skipped = false;
     rec.finishedAt = undefined;
     // Retried by hand: an operator wants it run, whatever its expiry said.
     const extra = this.extras.get(rec);
@@ -1081,6 +1092,7 @@ export class MemoryLaneImpl implements MemoryLane {
       // Out of the dead letter set, as retryFailed does.
       copy.attempt = 0;
       copy.stalls = 0;
+      copy.skipped = false;
       copy.finishedAt = undefined;
       if (extra !== undefined) extra.expiresAt = undefined;
     }
@@ -1135,9 +1147,27 @@ export class MemoryLaneImpl implements MemoryLane {
     if (this.retentionRules.length > 0) this.applyRetention(now);
   }
 
-  /** A lease expired: back to waiting with the stall counted, or dead past maxStalls. */
+  /**
+   * A lease expired: back to waiting with the stall counted, or dead past maxStalls. A
+   * prefetched delivery is skipped instead: not a stall, its attempt not spent, but the
+   * job is marked (a suspect), and its next stall counts this delivery too, since the
+   * worker may have started it from its buffer just before it died.
+   */
   private stall(rec: JobRecord, now: number): void {
-    rec.stalls++;
+    if (rec.prefetched) {
+      rec.prefetched = false;
+      rec.skipped = true;
+      rec.attempt--;
+      this.note(rec, now, "stalled", "prefetched");
+      if (this.expiredBy(rec, now)) this.expire(rec, now);
+      else {
+        this.setState(rec, "waiting");
+        this.pushReady(rec);
+      }
+      return;
+    }
+    rec.stalls += rec.skipped ? 2 : 1;
+    rec.skipped = false;
     this.note(rec, now, "stalled");
     if (rec.stalls > this.maxStalls) {
       rec.error = {
@@ -1188,7 +1218,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.maintain(now);
     while (this.waiters.length > 0) {
       const waiter = this.waiters[0] as Waiter;
-      const jobs = this.take(waiter.limit, waiter.leaseMs, now);
+      const jobs = this.take(waiter.limit, waiter.leaseMs, now, waiter.startNow);
       if (jobs.length === 0) break;
       this.waiters.shift();
       this.settle(waiter, jobs);

@@ -10,7 +10,8 @@
  *   npx node --conditions=source packages/adapter-redis/scripts/instructions.ts [case ...]
  *
  * Cases (default: all): put, reserve, reserveByRef, ack (one job a call); put1000 (1,000
- * fresh ids a call); reserve100, ack100, extend100, nack100 (100 jobs a call).
+ * fresh ids a call); reserve100, ack100, extend100, nack100 (100 jobs a call); reserve10
+ * (10 a call) and reserve10Prefetch (the same with startNow 2, as a worker sends it).
  * SCRIPTING=eval counts the EVAL form (default: the function library). COLLECT=scripts
  * counts only inside FCALL and EVALSHA: the whole server's count also holds its clock
  * tick (serverCron, ten times a second, however many calls fit in it under valgrind), which
@@ -40,8 +41,15 @@ const jobs = (n: number) => {
     newJob({ freshId: true, payload: `{"i":${i}}`, publishedAt }),
   );
 };
-const reserve = async (q: LaneStore, limit: number) =>
-  (await q.reserve({ limit, leaseMs: 60_000, waitMs: 0 })).jobs;
+const reserve = async (q: LaneStore, limit: number, startNow?: number) =>
+  (
+    await q.reserve({
+      limit,
+      leaseMs: 60_000,
+      waitMs: 0,
+      ...(startNow === undefined ? {} : { startNow }),
+    })
+  ).jobs;
 /** The locks of n jobs put and reserved (uncounted). */
 const activeLocks = async (q: LaneStore, n: number) => {
   await q.put(jobs(n));
@@ -78,6 +86,25 @@ const reserveCase = (byRef: boolean): Case => ({
   },
 });
 
+/**
+ * `calls` reserves of `size` jobs each; with `startNow`, as a worker with that many free
+ * slots sends them (the rest of each batch prefetched).
+ */
+const reserveBatchCase = (calls: number, size: number, startNow?: number): Case => ({
+  calls,
+  jobs: size,
+  async run(q, count) {
+    for (let i = 0; i < this.calls; i++) {
+      await q.put(jobs(this.jobs));
+      let got: Awaited<ReturnType<typeof reserve>> = [];
+      await count(async () => {
+        got = await reserve(q, this.jobs, startNow);
+      });
+      await q.ack(got.map((j) => j.lock));
+    }
+  },
+});
+
 const CASES: Record<string, Case> = {
   put: putCase(200, 1),
   put1000: putCase(10, 1_000),
@@ -93,20 +120,9 @@ const CASES: Record<string, Case> = {
       });
     },
   },
-  reserve100: {
-    calls: 20,
-    jobs: 100,
-    async run(q, count) {
-      for (let i = 0; i < this.calls; i++) {
-        await q.put(jobs(this.jobs));
-        let got: Awaited<ReturnType<typeof reserve>> = [];
-        await count(async () => {
-          got = await reserve(q, this.jobs);
-        });
-        await q.ack(got.map((j) => j.lock));
-      }
-    },
-  },
+  reserve100: reserveBatchCase(20, 100),
+  reserve10: reserveBatchCase(100, 10),
+  reserve10Prefetch: reserveBatchCase(100, 10, 2),
   ack100: {
     calls: 20,
     jobs: 100,

@@ -451,6 +451,9 @@ export class RedisLane
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
     const args = [limit, Math.ceil(leaseMs)];
+    // Sent only when some job taken may be prefetched (ARGV[9], see lua/reserve.lua).
+    const startNow = options.startNow;
+    if (startNow !== undefined && startNow < limit) args.push(Math.max(0, Math.floor(startNow)));
     /** A reserve's reply that came with the end of a block (see FollowUp), if any. */
     let ready: unknown;
     const idle = this.idle;
@@ -947,6 +950,11 @@ function parseReserve(reply: Array<string | number | null>): ReserveResult {
     if (parts?.appData !== undefined) job.appData = parts.appData;
     if (parts?.traceContext !== undefined) job.traceContext = parts.traceContext;
     if (malformed !== "") job.malformed = malformed;
+    // A negative attempt marks a suspect (see lua/reserve.lua).
+    if (job.attempt < 0) {
+      job.attempt = -job.attempt;
+      job.suspect = true;
+    }
     jobs.push(job);
   }
   return { jobs, ready: Number(reply[0]) };

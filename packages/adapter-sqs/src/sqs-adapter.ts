@@ -83,8 +83,10 @@ export interface SqsAdapterOptions {
   escapeAstral?: boolean;
   /**
    * Messages a long poll brought in after its reserve had already returned (aborted or
-   * timed out) wait this long for the next reserve, then are handed back to SQS, ms.
-   * Default 2_000.
+   * timed out) wait this long for the next reserve, then are handed back to SQS, ms;
+   * never longer than half their lease (a hand-back after the lease ended could leave two
+   * live copies of a job), and one with less than 500 ms of lease left is not handed back
+   * but left to come back by itself. Default 2_000.
    */
   bufferHoldMs?: number;
   /**
@@ -165,6 +167,12 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     schedules: false,
     // An uncounted release sends a fresh copy; a delay on it is not built yet.
     retryAfter: false,
+    // Poison isolation: a message carries no state of its own delivery, and marking the
+    // prefetched ones would cost a send and a delete per job, so a lease that runs out is
+    // always a stall (startNow is ignored). Stalls are known (ApproximateReceiveCount), so
+    // suspects are marked: on FIFO lanes every redelivery (see sqs-lane.ts).
+    startNow: false,
+    suspects: true,
   };
 }
 

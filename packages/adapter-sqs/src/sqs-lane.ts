@@ -147,6 +147,12 @@ const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 43_200;
 /** Most messages one ReceiveMessage returns (SQS's MaxNumberOfMessages ceiling). */
 const RECEIVE_MAX = 10;
+/**
+ * A buffered message goes back to SQS (a fresh copy, then the original deleted) only with
+ * at least this much of its lease left by our clock: past its lease SQS may have handed
+ * the original out again, and the copy would be a second live message of the job.
+ */
+const HAND_BACK_MARGIN_MS = 500;
 const DEDUP_ID_RE = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 /** Room kept for the error attributes of a dead letter besides the stack. */
 const ERROR_MESSAGE_MAX = 16_384;
@@ -319,7 +325,9 @@ export class SqsLane implements LaneStore {
         jobs = await this.#longPoll(limit, seconds, waitMs, signal);
       }
     }
-    if (fast) this.#maybePrefetch(limit, seconds);
+    // Its worker runs a suspect alone and reserves nothing until it has run: no read-ahead
+    // to wait in the buffer meanwhile (a crash of the suspect would stall it).
+    if (fast && !jobs.some((j) => j.suspect === true)) this.#maybePrefetch(limit, seconds);
     const result: ReserveResult = { jobs };
     const ready = this.#buffer.length + this.#busyGuess();
     if (ready > 0) result.ready = ready;
@@ -627,7 +635,17 @@ export class SqsLane implements LaneStore {
     // A message whose lease ran out while buffered is not ours any more.
     this.#buffer = this.#buffer.filter((h) => h.expiresAt > now);
     if (this.#bands.length > 1) this.#buffer.sort((a, b) => a.band.index - b.band.index);
-    const taken = this.#buffer.splice(0, limit);
+    // At most one suspect per reserve: its worker runs it alone and reserves nothing
+    // meanwhile, and handing others back would cost a copy and a delete each (a kill
+    // between the two leaves two live messages). They wait here for the next reserve.
+    const taken: Held[] = [];
+    const kept: Held[] = [];
+    let suspects = 0;
+    for (const h of this.#buffer) {
+      if (taken.length >= limit || (this.#suspect(h) && suspects++ > 0)) kept.push(h);
+      else taken.push(h);
+    }
+    this.#buffer = kept;
     return taken.map((h) => {
       this.#held.set(h.handle, h);
       const job: ReservedJob = {
@@ -643,24 +661,57 @@ export class SqsLane implements LaneStore {
       if (h.job.appData !== undefined) job.appData = h.job.appData;
       if (h.job.traceContext !== undefined) job.traceContext = h.job.traceContext;
       if (h.job.malformed !== undefined) job.malformed = h.job.malformed;
+      if (this.#suspect(h)) job.suspect = true;
       return job;
     });
+  }
+
+  /**
+   * When a buffered message nobody reserved goes back: after bufferHoldMs, and no later
+   * than half its lease, so that the hand-back is done while the lease is still ours.
+   */
+  #holdDeadline(h: Held): number {
+    return h.receivedAt + Math.min(this.#init.bufferHoldMs, (h.expiresAt - h.receivedAt) / 2);
+  }
+
+  /**
+   * Standard queues know the stalls exactly; FIFO queues cannot tell a stall from a
+   * retry, so there every delivery after the first is a suspect (the safe side).
+   */
+  #suspect(h: Held): boolean {
+    return this.fifo ? h.attempt > 1 : h.stalls > 0;
   }
 
   /** Buffered messages nobody reserved in time go back to SQS. */
   #armHoldTimer() {
     if (this.#holdTimer || this.#buffer.length === 0) return;
-    this.#holdTimer = setTimeout(() => {
-      this.#holdTimer = undefined;
-      const cutoff = Date.now() - this.#init.bufferHoldMs;
-      const stale = this.#buffer.filter((h) => h.receivedAt <= cutoff);
-      if (stale.length > 0) {
-        this.#buffer = this.#buffer.filter((h) => h.receivedAt > cutoff);
-        for (const h of stale) this.#later(this.#handBack(h, h.attempt - 1));
-      }
-      this.#armHoldTimer();
-    }, this.#init.bufferHoldMs);
+    let first = Number.POSITIVE_INFINITY;
+    for (const h of this.#buffer) first = Math.min(first, this.#holdDeadline(h));
+    this.#holdTimer = setTimeout(
+      () => {
+        this.#holdTimer = undefined;
+        const now = Date.now();
+        const stale = this.#buffer.filter((h) => this.#holdDeadline(h) <= now);
+        if (stale.length > 0) {
+          this.#buffer = this.#buffer.filter((h) => this.#holdDeadline(h) > now);
+          this.#handBackBuffered(stale);
+        }
+        this.#armHoldTimer();
+      },
+      Math.max(0, first - Date.now()),
+    );
     this.#holdTimer.unref?.();
+  }
+
+  /**
+   * Hand never-reserved messages back, uncounted, while their lease is ours (see
+   * HAND_BACK_MARGIN_MS); one whose lease is (nearly) over is left to come back by itself.
+   */
+  #handBackBuffered(list: Held[]) {
+    const now = Date.now();
+    for (const h of list) {
+      if (h.expiresAt - now > HAND_BACK_MARGIN_MS) this.#later(this.#handBack(h, h.attempt - 1));
+    }
   }
 
   /** Forget held messages whose lease ended long ago (a caller that never settled them). */
@@ -1113,7 +1164,7 @@ export class SqsLane implements LaneStore {
     for (const wake of [...this.#waiters]) wake();
     const buffered = this.#buffer;
     this.#buffer = [];
-    for (const h of buffered) this.#later(this.#handBack(h, h.attempt - 1));
+    this.#handBackBuffered(buffered);
     while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
     await Promise.all(this.#bands.map((b) => b.io.drain()));
     if (this.#dlqIO) await (await this.#dlqIO.catch(() => undefined))?.drain();

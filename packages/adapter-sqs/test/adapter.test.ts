@@ -666,6 +666,42 @@ describe("prefetch", () => {
     }
   });
 
+  it("hands out at most one suspect per reserve; the next one waits for the next reserve", async () => {
+    const { adapter, lane } = await open({ prefetch: 10 });
+    await lane.put([job("s1"), job("s2")]);
+    expect((await lane.reserve(now(2, 1000))).jobs).toHaveLength(2);
+    // Both leases run out: two suspects, received together, handed out one at a time.
+    const first = await waitFor(async () => {
+      const { jobs } = await lane.reserve(now(2));
+      return jobs.length > 0 ? jobs : undefined;
+    }, 5000);
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ attempt: 2, suspect: true });
+    const { jobs: next } = await lane.reserve(now(2));
+    expect(next).toHaveLength(1);
+    expect(next[0]).toMatchObject({ attempt: 2, suspect: true });
+    expect(new Set([first[0]?.id, next[0]?.id])).toEqual(new Set(["s1", "s2"]));
+    await adapter.close();
+  }, 20_000);
+
+  it("hands an unreserved read-ahead back by half its lease, uncounted, never after it", async () => {
+    const { adapter, lane } = await open({ prefetch: 10, bufferHoldMs: 60_000 });
+    await lane.put(Array.from({ length: 30 }, (_, i) => job(`h${i}`)));
+    const first = await lane.reserve(now(10, 4000));
+    const second = await lane.reserve(now(10, 4000)); // fast: 10 more read ahead
+    const taken = [...first.jobs, ...second.jobs];
+    expect(taken).toHaveLength(20);
+    await lane.ack(taken.map((j) => j.lock));
+    // Nobody reserves the read-ahead: back in SQS by half the 4 s lease, before it ends.
+    const started = Date.now();
+    await waitFor(async () => (await lane.counts()).waiting === 10, 3500);
+    expect(Date.now() - started).toBeLessThan(3500);
+    const rest = await lane.reserve(now(10));
+    expect(rest.jobs).toHaveLength(10);
+    expect(rest.jobs.every((j) => j.attempt === 1)).toBe(true);
+    await adapter.close();
+  }, 20_000);
+
   it("does not read ahead for a slow worker", async () => {
     const counter = countSqsRequests(client);
     try {

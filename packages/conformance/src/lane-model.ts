@@ -21,6 +21,10 @@ export interface ModelJob {
   /** Deliveries counted so far. */
   attempt: number;
   stalls: number;
+  /** The current delivery was prefetched (ReserveOptions.startNow): its expiry is a skip. */
+  prefetched: boolean;
+  /** A prefetched delivery's lease ran out (a suspect); the next stall counts it too. */
+  skipped: boolean;
   /** The current (or, once finished, the last) reservation's token and lease end. */
   token?: string;
   expiresAt?: number;
@@ -71,7 +75,16 @@ export class LaneModel {
     }
     for (const job of this.jobs.values()) {
       if (job.state !== "active" || (job.expiresAt ?? 0) > now) continue;
-      job.stalls++;
+      if (job.prefetched) {
+        // Never started, as far as the backend knows: no stall, the attempt not spent.
+        job.prefetched = false;
+        job.skipped = true;
+        job.attempt--;
+        job.state = "waiting";
+        continue;
+      }
+      job.stalls += job.skipped ? 2 : 1;
+      job.skipped = false;
       if (job.stalls > this.config.maxStalls) {
         job.state = "failed";
         job.error = { name: "StalledError", reason: "stalled" };
@@ -143,6 +156,8 @@ export class LaneModel {
         dueAt,
         attempt: 0,
         stalls: 0,
+        prefetched: false,
+        skipped: false,
         canceledWhileActive: false,
       });
       return "created";
@@ -156,8 +171,17 @@ export class LaneModel {
     return this.ready().slice(0, Math.max(0, Math.min(limit, free)));
   }
 
-  /** Record that `job` was handed out under `token` until `expiresAt`. */
-  take(job: ModelJob, token: string, expiresAt: number): ModelLock {
+  /** Whether a reserve must mark `job` a suspect (capability `suspects`). */
+  static suspect(job: ModelJob): boolean {
+    return job.stalls > 0 || job.skipped;
+  }
+
+  /**
+   * Record that `job` was handed out under `token` until `expiresAt`; `prefetched` when it
+   * came after the reserve's startNow (a suspect never is).
+   */
+  take(job: ModelJob, token: string, expiresAt: number, prefetched = false): ModelLock {
+    job.prefetched = prefetched && !LaneModel.suspect(job);
     job.state = "active";
     job.attempt++;
     job.token = token;
@@ -249,6 +273,7 @@ export class LaneModel {
       job.state = "waiting";
       job.attempt = 0;
       job.stalls = 0;
+      job.skipped = false;
       job.dueAt = now;
       n++;
     }

@@ -201,6 +201,84 @@ export function registerLaneTests(get: () => Harness, options: ConformanceOption
       expect(info?.error).toMatchObject({ name: "StalledError", reason: "stalled" });
     });
 
+    it("marks a job whose lease ran out a suspect on every later delivery, a fresh one not (capability suspects)", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "suspects");
+      const q = await h.freshLane();
+      const a = h.job();
+      await q.put([a]);
+      const [first] = await h.reserveAll(q, 1, h.unit);
+      expect(first?.suspect).toBeUndefined();
+      await h.waitFor(
+        () => h.now() > (first as ReservedJob).lock.expiresAt + h.caps.timeResolutionMs,
+        "the lease to run out",
+      );
+      const b = h.job();
+      await q.put([b]);
+      const both = await h.reserveAll(q, 2, 10 * h.unit);
+      const again = both.find((j) => j.id === a.id) as ReservedJob;
+      expect(again).toMatchObject({ attempt: 2, suspect: true });
+      expect(both.find((j) => j.id === b.id)?.suspect).toBeUndefined();
+      // Handed back unrun, it is still a suspect.
+      expect(await q.release([{ lock: again.lock, uncounted: true }])).toEqual(["ok"]);
+      const [third] = await h.reserveAll(q, 1, 10 * h.unit);
+      expect(third).toMatchObject({ id: a.id, attempt: 2, suspect: true });
+    });
+
+    it("hands back prefetched deliveries whose lease ran out with no attempt spent and no stall (capability startNow)", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "startNow", "suspects", "get");
+      // maxStalls 0: one stall is fatal, so a prefetched job counted as a stall would die.
+      const q = await h.freshLane({ maxStalls: 0 });
+      const [a, b, c] = [h.job(), h.job(), h.job()];
+      await q.put([a, b, c]);
+      const { jobs } = await q.reserve({ limit: 3, leaseMs: h.unit, waitMs: 0, startNow: 1 });
+      expect(jobs.map((j) => j.id).sort()).toEqual([a.id, b.id, c.id].sort());
+      const started = jobs[0] as ReservedJob;
+      const prefetched = jobs.slice(1).map((j) => j.id);
+      await h.waitFor(
+        () => h.now() > started.lock.expiresAt + h.caps.timeResolutionMs,
+        "the leases to run out",
+      );
+      const back = await q.reserve({ limit: 3, leaseMs: 10 * h.unit, waitMs: 0 });
+      expect(
+        back.jobs
+          .map((j) => ({ id: j.id, attempt: j.attempt, suspect: j.suspect }))
+          .sort((x, y) => (x.id < y.id ? -1 : 1)),
+      ).toEqual(prefetched.sort().map((id) => ({ id, attempt: 1, suspect: true })));
+      const dead = await method(q, "get")(started.id);
+      expect(dead).toMatchObject({ state: "failed", attempt: 1 });
+      expect(dead?.error).toMatchObject({ name: "StalledError", reason: "stalled" });
+    });
+
+    it("counts a skipped delivery at the job's next stall: at most maxStalls + 1 runs (capability startNow)", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "startNow", "suspects", "get");
+      const q = await h.freshLane({ maxStalls: 1 });
+      const a = h.job();
+      await q.put([a]);
+      // Prefetched (startNow 0): its lease runs out, a skip.
+      const first = (await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0, startNow: 0 }))
+        .jobs[0] as ReservedJob;
+      expect(first).toMatchObject({ id: a.id, attempt: 1 });
+      const second = await h.waitFor(
+        async () =>
+          (await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0, startNow: 0 })).jobs[0],
+        "the second delivery",
+      );
+      // A suspect counts as started whatever startNow says.
+      expect(second).toMatchObject({ id: a.id, attempt: 1, suspect: true });
+      await h.waitFor(
+        () => h.now() > second.lock.expiresAt + h.caps.timeResolutionMs,
+        "the second lease to run out",
+      );
+      // Its stall counts the skipped delivery too: 2 stalls, more than maxStalls 1.
+      expect((await q.reserve({ limit: 1, leaseMs: h.unit, waitMs: 0 })).jobs).toEqual([]);
+      const info = await method(q, "get")(a.id);
+      expect(info).toMatchObject({ state: "failed", attempt: 1 });
+      expect(info?.error).toMatchObject({ name: "StalledError", reason: "stalled" });
+    });
+
     it("extend moves the lease's expiry", async () => {
       const h = get();
       const q = await h.freshLane();

@@ -354,11 +354,14 @@ class Put extends Command {
 class Reserve extends Command {
   readonly limit: number;
   readonly lease: LeaseKind;
-  constructor(limit: number, lease: LeaseKind) {
+  /** ReserveOptions.startNow; undefined: absent (every job starts at once). */
+  readonly startNow: number | undefined;
+  constructor(limit: number, lease: LeaseKind, startNow?: number) {
     super();
     this.limit = limit;
     this.lease = lease;
-    this.spec = `reserve(limit ${limit}, ${lease} lease)`;
+    this.startNow = startNow;
+    this.spec = `reserve(limit ${limit}, ${lease} lease${startNow === undefined ? "" : `, startNow ${startNow}`})`;
   }
   check(): boolean {
     return true;
@@ -366,20 +369,29 @@ class Reserve extends Command {
   async exec(m: RunState, r: Real, now: number): Promise<void> {
     const leaseMs = m.time.leaseMs(this.lease);
     const expected = m.model.toTake(this.limit);
-    const result = await r.lane.reserve({ limit: this.limit, leaseMs, waitMs: 0 });
+    // Without the capability the option is ignored: every job counts as started.
+    const startNow = m.caps.startNow ? this.startNow : undefined;
+    const result = await r.lane.reserve({
+      limit: this.limit,
+      leaseMs,
+      waitMs: 0,
+      ...(this.startNow === undefined ? {} : { startNow: this.startNow }),
+    });
     const got = result.jobs.map((j) => ({
       id: j.id,
       attempt: j.attempt,
+      ...(m.caps.suspects ? { suspect: j.suspect === true } : {}),
       priority: j.priority,
       payload: j.payload,
       lockJob: j.lock.jobId,
       ...(m.time.manual ? { readyAt: j.readyAt, expiresAt: j.lock.expiresAt } : {}),
     }));
-    this.text = `reserve(limit ${this.limit}, ${this.lease} lease) -> [${got.map((g) => `${g.id}#${g.attempt}`).join(", ")}]`;
+    this.text = `${this.spec} -> [${got.map((g) => `${g.id}#${g.attempt}`).join(", ")}]`;
     expect(got, this.text).toEqual(
       expected.map((j) => ({
         id: j.id,
         attempt: j.attempt + 1,
+        ...(m.caps.suspects ? { suspect: LaneModel.suspect(j) } : {}),
         priority: j.priority,
         payload: j.payload,
         lockJob: j.id,
@@ -397,7 +409,13 @@ class Reserve extends Command {
       ).toEqual([]);
     }
     result.jobs.forEach((j, i) => {
-      m.model.take(expected[i] as (typeof expected)[number], j.lock.token, j.lock.expiresAt);
+      const prefetched = startNow !== undefined && i >= startNow;
+      m.model.take(
+        expected[i] as (typeof expected)[number],
+        j.lock.token,
+        j.lock.expiresAt,
+        prefetched,
+      );
     });
     if (result.ready !== undefined) {
       expect(result.ready, `${this.text}: ready`).toBe(m.model.takeable());
@@ -669,8 +687,12 @@ function commandArbs(): Array<fc.Arbitrary<Cmd>> {
       )
       .map((items) => new Put(items)),
     fc
-      .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom<LeaseKind>("long", "long", "short"))
-      .map(([limit, lease]) => new Reserve(limit, lease)),
+      .tuple(
+        fc.integer({ min: 1, max: 4 }),
+        fc.constantFrom<LeaseKind>("long", "long", "short"),
+        fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+      )
+      .map(([limit, lease, startNow]) => new Reserve(limit, lease, startNow)),
     fc.tuple(batchArb, fc.boolean()).map(([picks, dup]) => new Settles("ack", picks, dup)),
     fc.tuple(batchArb, fc.boolean()).map(([picks, dup]) => new Settles("release", picks, dup)),
     fc

@@ -5,9 +5,10 @@ import {
   type TasklaneEvents,
   type TasklaneOptions,
 } from "@tasklane/core";
+import { sleep } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Harness } from "./harness.ts";
+import { type Harness, need } from "./harness.ts";
 import type { ConformanceOptions } from "./options.ts";
 
 type Recorded = { [K in keyof TasklaneEvents]: Array<TasklaneEvents[K]> };
@@ -97,6 +98,61 @@ export function registerWorkerFaultTests(get: () => Harness, _options: Conforman
         expect(info?.state).toBe("failed");
         expect(info?.error?.reason).toBe("payload_too_large");
       }
+    });
+
+    it("runs a suspect alone: no other job of its worker runs or waits while it runs (capability suspects)", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "suspects");
+      const log: Array<{ id: string; event: "start" | "end"; running: number; held: number }> = [];
+      let running = 0;
+      let heldNow = () => 0;
+      const task = defineTask({
+        name: "probe",
+        lane: "work",
+        schema: z.object({ ms: z.number() }),
+        run: async ({ ms }, ctx) => {
+          running++;
+          log.push({ id: ctx.jobId, event: "start", running, held: heldNow() });
+          await sleep(h.clock, ms);
+          log.push({ id: ctx.jobId, event: "end", running, held: heldNow() });
+          running--;
+        },
+      });
+      const { tl, seen, raw } = setup(h, { tasks: [task] });
+      const lane = await raw();
+      const suspects = [h.job({ task: "probe", payload: JSON.stringify({ ms: 30 }) })];
+      suspects.push(h.job({ task: "probe", payload: JSON.stringify({ ms: 30 }) }));
+      await lane.put(suspects);
+      // Their first deliveries' leases run out: the jobs are suspects from now on.
+      const taken = await h.reserveAll(lane, 2, h.unit);
+      const lastExpiry = Math.max(...taken.map((j) => j.lock.expiresAt));
+      await h.waitFor(
+        () => h.now() > lastExpiry + h.caps.timeResolutionMs,
+        "the first leases to run out",
+      );
+      const normal = Array.from({ length: 30 }, () =>
+        h.job({ task: "probe", payload: JSON.stringify({ ms: 20 }) }),
+      );
+      await lane.put(normal);
+      const worker = tl.worker({ concurrency: 4 });
+      heldNow = () => worker.held;
+      await worker.start();
+      await h.waitFor(() => seen.succeeded.length >= 32, "32 successes");
+      await worker.stop();
+      expect(seen.failed).toEqual([]);
+      const ids = new Set(suspects.map((j) => j.id));
+      for (const id of ids) {
+        const start = log.findIndex((e) => e.id === id && e.event === "start");
+        const end = log.findIndex((e) => e.id === id && e.event === "end");
+        // Alone at its start and at its end, and nothing started in between.
+        expect(log[start]).toMatchObject({ running: 1, held: 1 });
+        expect(log[end]).toMatchObject({ running: 1, held: 1 });
+        expect(end).toBe(start + 1);
+      }
+      // Every job ran exactly once.
+      const starts = log.filter((e) => e.event === "start").map((e) => e.id);
+      expect(starts.length).toBe(32);
+      expect(new Set(starts).size).toBe(32);
     });
   });
 }

@@ -15,6 +15,9 @@
  *            │  │                  ├─── nack{dead}   ──► failed (dead letter)
  *            │  │                  ├─── lease expired ──► waiting, attempt counted on the
  *            │  │                  │      next reserve; stalls > maxStalls ──► failed("stalled")
+ *            │  │                  ├─── lease expired, delivery prefetched (not started,
+ *            │  │                  │      ReserveOptions.startNow) ──► waiting, attempt not
+ *            │  │                  │      spent, no stall, marked skipped (a suspect)
  *            │  └──────────────────┴─── expiresAt passed while waiting or delayed ──► expired
  *   any pending state ──cancel──► canceled        failed ──retryFailed──► waiting
  *   waiting | delayed | active | failed ──move──► (moving) ──► waiting | delayed in the
@@ -173,6 +176,13 @@ export interface ReservedJob {
   /** `NewJob.traceContext` as it was put, when it was set. */
   traceContext?: string;
   /**
+   * True when the job's lease ran out on an earlier delivery (capability `suspects`): it
+   * may be what ended its last worker. The worker runs a suspect alone, so that if it
+   * crashes its process again it takes no other job with it. A suspect's delivery counts
+   * as started whatever `ReserveOptions.startNow` says. Absent otherwise.
+   */
+  suspect?: true;
+  /**
    * Set by the adapter when the stored job could not be decoded (corrupted by a foreign
    * writer, a message tasklane did not write). Core dead-letters it with reason
    * "malformed" and this text, and never runs it.
@@ -189,6 +199,17 @@ export interface ReserveOptions {
   waitMs: number;
   /** Ends a long poll at once (returning what was taken, usually nothing). */
   signal?: AbortSignal;
+  /**
+   * How many of the jobs taken (the first ones, in reply order) the worker starts at once
+   * (capability `startNow`); the rest wait in its prefetch buffer. A prefetched delivery
+   * whose lease runs out is handed back like a release: its attempt is not spent and it
+   * is not a stall, but it is marked (the job becomes a suspect), because the backend
+   * cannot tell it from a job the worker started from its buffer just before it died.
+   * The next lease of such a job that runs out counts that delivery too (two stalls), so
+   * a job that ends its worker still goes dead after at most maxStalls + 1 runs
+   * (maxStalls ≥ 1). Absent: every job taken starts at once.
+   */
+  startNow?: number;
 }
 
 export interface ReserveResult {
@@ -632,6 +653,16 @@ export interface Capabilities {
   schedules?: boolean;
   /** `ReleaseItem.runAt` honoured: a job handed back uncounted waits until then (`ctx.retryAfter`). */
   retryAfter?: boolean;
+
+  // Poison isolation (issue 19). Optional: an adapter that does not declare one lacks it.
+
+  /**
+   * `ReserveOptions.startNow` honoured: a prefetched delivery whose lease runs out costs
+   * no attempt and is no stall (docs/adapter-contract.md, "Prefetched and suspect jobs").
+   */
+  startNow?: boolean;
+  /** `ReservedJob.suspect` set on every delivery of a job whose lease ran out before. */
+  suspects?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -702,6 +733,8 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     expiry: true,
     schedules: true,
     retryAfter: true,
+    startNow: true,
+    suspects: true,
   });
 }
 

@@ -117,7 +117,9 @@ NOW_TEXT = nil
 --         parse as malformed). Written once by put and never re-encoded.
 -- header  struct ">BHHBBI4dddddI4": 64 + state, attempt, stalls, flags (1 = canceled while
 --         active; 2 = waiting in KEYS[4] although of priority 0: a late arrival, see LATE
---         ARRIVALS), history entries, error length, finishedAt (0 = none), expiresAt,
+--         ARRIVALS; plus 4 = the current delivery is prefetched (reserve's startNow), 8 =
+--         a prefetched delivery's lease ran out, a skip (the job is a suspect): decode()
+--         keeps these two as rec.pre and rec.skip, rec.flags holds 0..2), history entries, error length, finishedAt (0 = none), expiresAt,
 --         reservedAt, token, dueAt, body length. Priority and seq live in the body's prefix
 --         only (they never change). The order serves the fast paths: a job reserve takes
 --         fresh writes the same first 35 bytes for every job of the call and packs only
@@ -342,11 +344,17 @@ local function decode(raw)
     local prio, seq = struct.unpack(PREFIX_ORDER, raw, HEADER_LEN + 1)
     -- body, err and hist stay in raw until expand() needs them: ack and extend only
     -- rewrite the header, and copy the rest of the record as one piece (see encode()).
-    return {
+    local rec = {
       state = kind - 64, attempt = attempt, stalls = stalls, token = token, exp = exp,
       res = res, fin = fin, due = due, prio = prio, seq = seq, flags = flags, hcount = hcount,
       raw = raw, blen = blen, elen = elen,
     }
+    if flags >= 4 then
+      rec.flags = flags % 4
+      rec.pre = flags % 8 >= 4
+      rec.skip = flags >= 8
+    end
+    return rec
   end
   return nil
 end
@@ -388,15 +396,18 @@ end
 
 --@
 local function encode(rec)
+  local flags = rec.flags
+  if rec.pre then flags = flags + 4 end
+  if rec.skip then flags = flags + 8 end
   if rec.raw then
     -- body, error and history untouched (see expand()): copy them as they are
     return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
-      math.min(rec.stalls, 65535), rec.flags, rec.hcount, rec.elen, rec.fin, rec.exp, rec.res,
+      math.min(rec.stalls, 65535), flags, rec.hcount, rec.elen, rec.fin, rec.exp, rec.res,
       rec.token, rec.due, rec.blen) .. string.sub(rec.raw, HEADER_LEN + 1)
   end
   local err = rec.err or ""
   return struct.pack(HEADER, 64 + rec.state, math.min(rec.attempt, 65535),
-    math.min(rec.stalls, 65535), rec.flags, rec.hcount, #err, rec.fin, rec.exp, rec.res,
+    math.min(rec.stalls, 65535), flags, rec.hcount, #err, rec.fin, rec.exp, rec.res,
     rec.token, rec.due, #rec.body) .. rec.body .. err .. rec.hist
 end
 
@@ -963,8 +974,19 @@ local function maintain()
     for i = 1, #expired do
       local id = expired[i]
       local rec = cache[id]
-      if rec and not rec.bad and rec.state == ACTIVE then
-        rec.stalls = rec.stalls + 1
+      if rec and not rec.bad and rec.state == ACTIVE and rec.pre then
+        -- A prefetched delivery (reserve's startNow): not a stall and its attempt not
+        -- spent, but marked (a suspect): the worker may have started it from its buffer
+        -- just before it died, so the job's next stall counts this delivery too.
+        rec.pre = false
+        rec.skip = true
+        rec.attempt = rec.attempt - 1
+        note(rec, EV_STALLED, "prefetched")
+        lifecycleEvent("stalled", id)
+        moved[#moved + 1] = { id, rec, rec.due, rec.seq }
+      elseif rec and not rec.bad and rec.state == ACTIVE then
+        rec.stalls = rec.stalls + (rec.skip and 2 or 1)
+        rec.skip = false
         note(rec, EV_STALLED)
         lifecycleEvent("stalled", id)
         if rec.stalls > maxStalls() then

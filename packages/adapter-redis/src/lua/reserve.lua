@@ -1,11 +1,13 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
 -- KEYS: the sixteen lane keys (see _common.lua)
--- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs
+-- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs; ARGV[9] startNow (absent: limit): the
+--   jobs taken after the first startNow are prefetched, unless suspects
 -- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a
 --   lease runs out; -1 when nothing is scheduled, ready > 0 or paused), first token, expiresAt
 --   (TIME + leaseMs: the caller learns TIME from it), then 7 per
---   job: id, text (see _common.lua; the raw record when malformed), priority, attempt,
+--   job: id, text (see _common.lua; the raw record when malformed), priority, attempt
+--   (negated for a suspect: a job whose lease ran out before, stalled or skipped),
 --   publishedAt, readyAt, malformed ("" or the reason) }. Jobs are taken in reply order
 --   and each takes the next fencing token, so the k-th job (from 0) holds first token + k;
 --   every lease of one call ends at expiresAt.
@@ -15,6 +17,8 @@ flushWaiting()
 
 local limit = tonumber(ARGV[7])
 local lease = tonumber(ARGV[8])
+-- Jobs taken before this many start at once (see the header); nil: all of them.
+local startNow = ARGV[9] and tonumber(ARGV[9])
 local exp = NOW + lease
 -- Every lease taken in this call ends at the same time: its score text is made once.
 local expText = string.format("%d", exp)
@@ -63,8 +67,11 @@ local function take(id, rec, text, malformed)
   rec.attempt = rec.attempt + 1
   rec.state = ACTIVE
   rec.flags = 0
-  rec.token = handOut(id, text or textOf(rec), rec.prio, rec.attempt, publishedAtOf(rec),
-    rec.due, malformed or "")
+  -- A suspect counts as started whatever startNow says (see the contract).
+  local suspect = rec.stalls > 0 or rec.skip
+  rec.pre = not suspect and startNow ~= nil and taken >= startNow
+  rec.token = handOut(id, text or textOf(rec), rec.prio, suspect and -rec.attempt or rec.attempt,
+    publishedAtOf(rec), rec.due, malformed or "")
   rec.exp = exp
   rec.res = NOW
   touch(id, rec)
@@ -90,7 +97,17 @@ local nf = #rawWrites
 -- The header's first part is the same for every job this call takes fresh: active,
 -- attempt 1, no stalls, flags, history or error, not finished, this call's lease.
 local takenHead = struct.pack(HEADER_FIXED, 64 + ACTIVE, 1, 0, 0, 0, 0, 0, exp, NOW)
+-- The same for a prefetched one (flags 4), made when first needed.
+local prefetchedHead
 local TAKEN = { state = ACTIVE, prio = 0, hcount = 0 }
+local function headFor()
+  if startNow == nil or taken < startNow then return takenHead end
+  if not prefetchedHead then
+    -- takenHead with flags (its 6th byte) 4
+    prefetchedHead = string.sub(takenHead, 1, 5) .. "\4" .. string.sub(takenHead, 7)
+  end
+  return prefetchedHead
+end
 local function takeFresh(id, raw, prio0)
   if cache[id] ~= nil or not raw then return false end
   local kind = string.byte(raw, 1)
@@ -101,10 +118,11 @@ local function takeFresh(id, raw, prio0)
     if not c or (prio0 and c.prio ~= 0) then return false end
     -- the fresh record's body (see decode()) follows the header: one pack for both
     local text = string.sub(raw, REF_LEN + 1)
+    local head = headFor()
     local token = handOut(id, text, c.prio, 1, c.pub, c.putAt, "")
     cache[id] = TAKEN
     rawWrites[nf + 1] = id
-    rawWrites[nf + 2] = takenHead .. struct.pack(REST_PREFIX, token, c.putAt, PREFIX_LEN + #text,
+    rawWrites[nf + 2] = head .. struct.pack(REST_PREFIX, token, c.putAt, PREFIX_LEN + #text,
       c.prio, c.seq + struct.unpack(">I2", raw, 2), c.putAt, c.pub) .. text
     nf = nf + 2
     deref(ref)
@@ -113,11 +131,12 @@ local function takeFresh(id, raw, prio0)
   if kind ~= WAITING or #raw <= PREFIX_LEN + 1 then return false end
   local prio, seq, putAt, pub = struct.unpack(PREFIX, raw, 2)
   if not plausible(seq, putAt) or (prio0 and prio ~= 0) then return false end
+  local head = headFor()
   local token = handOut(id, string.sub(raw, PREFIX_LEN + 2), prio, 1, pub, putAt, "")
   -- the same id popped again in this call (a tombstone of it) finds it active
   cache[id] = TAKEN
   rawWrites[nf + 1] = id
-  rawWrites[nf + 2] = takenHead .. struct.pack(HEADER_REST, token, putAt, #raw - 1)
+  rawWrites[nf + 2] = head .. struct.pack(HEADER_REST, token, putAt, #raw - 1)
     .. string.sub(raw, 2)
   nf = nf + 2
   return true

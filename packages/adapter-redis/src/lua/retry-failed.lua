@@ -30,6 +30,7 @@ for i = 1, #ids do
   elseif rec and not rec.bad and rec.state == FAILED then
     rec.attempt = 0
     rec.stalls = 0
+    rec.skip = false
     rec.fin = 0
     rec.due = NOW
     note(rec, EV_RETRIED)

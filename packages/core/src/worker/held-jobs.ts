@@ -7,6 +7,8 @@ import type { HeldJob } from "./held-job.ts";
 export class HeldJobs {
   readonly #all = new Set<HeldJob>();
   #onEmpty: Array<() => void> = [];
+  /** Waiters for the count to fall to a bound (atMost). */
+  #onAtMost: Array<{ n: number; resolve: () => void }> = [];
 
   get size(): number {
     return this.#all.size;
@@ -23,11 +25,25 @@ export class HeldJobs {
     // The lane may hold the same id again under a newer lease (a settle retried past the
     // end of this one, while the job came back to this worker): that entry stays.
     if (h.lane.held.get(h.job.id) === h) h.lane.held.delete(h.job.id);
+    if (this.#onAtMost.length > 0) {
+      const size = this.#all.size;
+      this.#onAtMost = this.#onAtMost.filter((w) => {
+        if (size > w.n) return true;
+        w.resolve();
+        return false;
+      });
+    }
     if (this.#all.size === 0) {
       const waiters = this.#onEmpty;
       this.#onEmpty = [];
       for (const resolve of waiters) resolve();
     }
+  }
+
+  /** Resolves once at most `n` jobs are held (at once if that is so now). */
+  atMost(n: number): Promise<void> {
+    if (this.#all.size <= n) return Promise.resolve();
+    return new Promise((resolve) => this.#onAtMost.push({ n, resolve }));
   }
 
   /** Resolves the next time the last held job is forgotten. */

@@ -20,6 +20,15 @@
  * the next reserve is sent before the batch just received is dispatched, within that
  * bound, so the backend round trip overlaps with running the batch.
  *
+ * Suspects (poison isolation): a job whose lease ran out on an earlier delivery may be what
+ * ended its last worker (ReservedJob.suspect). It runs alone: the loop stops reserving,
+ * lets every job it holds finish, runs the suspect with nothing else held, and only then
+ * reserves again. If it ends the process once more, it takes no other job with it. A
+ * second suspect received meanwhile is handed back at once (released, uncounted) for a
+ * later turn, here or on another worker. Each reserve tells the backend how many of its
+ * jobs start at once (`startNow`): the rest are prefetched, and a crash hands them back
+ * without spending an attempt.
+ *
  * Failures: a lane whose reserve or probe throws is set aside with a back-off of its own
  * while the loop serves the others (lane-health.ts); the selector sees only the lanes not
  * set aside. The loop waits only when every lane is set aside.
@@ -91,6 +100,13 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
   let drainedEmitted = false;
   /** The cap a selector put on the turn it is choosing (`limitTurn`), if any. */
   let turnCap: number | undefined;
+  /** Resolves when the worker begins to stop. */
+  const stopped = new Promise<void>((resolve) => {
+    if (stopping.aborted) resolve();
+    else stopping.addEventListener("abort", () => resolve(), { once: true });
+  });
+  /** A suspect held to run alone (see the header), until its run has ended. */
+  let quarantine: HeldJob | undefined;
 
   const hintOf = (ls: LaneState) => freshHint(ls, clock.now(), hintTtlMs);
 
@@ -206,7 +222,28 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     const h = createHeldJob(ls, job, tasks.get(job.task), clock.now());
     held.hold(h);
     drainedEmitted = false;
+    if (job.suspect === true) {
+      // One suspect at a time: holding a second while the first runs would put it at risk.
+      if (quarantine === undefined) quarantine = h;
+      else settler.settle(h, { kind: "release" });
+      return;
+    }
     pool.dispatch(ls.waiting, h);
+  };
+
+  /**
+   * The quarantine turn: wait until nothing else of this worker runs or waits to run, run
+   * the suspect alone, and wait until its run has ended. At a stop the suspect, if it has
+   * not started, is handed back with the other unstarted jobs.
+   */
+  const runQuarantine = async (h: HeldJob) => {
+    while (!stopping.aborted && pool.active > 0) await pool.nextSlotFree();
+    // Runs that ended may still wait for their ack's answer: a crash now would cost them.
+    await Promise.race([held.atMost(1), stopped]);
+    if (stopping.aborted) return;
+    pool.dispatch(h.lane.waiting, h);
+    while (!stopping.aborted && pool.active > 0) await pool.nextSlotFree();
+    quarantine = undefined;
   };
 
   /** Reserved while stopping: hand it back at once, unstarted and uncounted. */
@@ -249,6 +286,9 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
       limit,
       leaseMs: ls.config.leaseMs,
       waitMs,
+      // Slots free now; a slot that frees before the answer arrives only makes a job start
+      // earlier than the backend assumes, never later (see ReserveOptions.startNow).
+      startNow: Math.max(0, Math.min(limit, concurrency - heldNow)),
       ...(pollController ? { signal: pollController.signal } : {}),
     });
     return Object.assign(promise, { limit });
@@ -322,7 +362,8 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
           ahead.catch(() => {});
         }
         for (const job of result.jobs) dispatch(ls, job);
-        if (leave) return taken;
+        // A suspect waits for its turn alone: reserve nothing more until it has run.
+        if (leave || quarantine !== undefined) return taken;
       }
       return taken;
     } finally {
@@ -346,6 +387,10 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
       /** The lane being served, to set aside if its turn throws. */
       let serving: LaneState | undefined;
       try {
+        if (quarantine !== undefined) {
+          await runQuarantine(quarantine);
+          continue;
+        }
         health.probeDue();
         if (health.usable().length === 0) {
           // Every lane is set aside: wait for a probe to bring one back.
