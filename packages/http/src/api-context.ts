@@ -40,7 +40,7 @@ export type App = OpenAPIHono;
  * What no adapter offers in this version: its endpoints answer 501 NOT_IMPLEMENTED (their
  * shape is already fixed). Everything else depends on the adapter's capabilities only.
  */
-export const NOT_YET_SUPPORTED = ["schedules"] as const;
+export const NOT_YET_SUPPORTED: readonly string[] = [];
 
 export interface ContextOptions extends AccessOptions {
   tl: Tasklane;

@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from "./openapi.ts";
 import { registerJobRoutes } from "./routes/jobs.ts";
 import { registerLaneRoutes } from "./routes/lanes.ts";
 import { registerMetaRoutes } from "./routes/meta.ts";
+import { registerScheduleRoutes } from "./routes/schedules.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 
 /**
@@ -240,6 +241,7 @@ export function createManagementHandler(options: ManagementHandlerOptions): Mana
   registerLaneRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerTaskRoutes(app, ctx, basePath);
+  registerScheduleRoutes(app, ctx);
 
   let document: unknown;
   app.get("/openapi.json", ctx.guard("read", "getOpenApi"), (c) => {

@@ -477,7 +477,7 @@ export const InfoSchema = z
     tasks: z.array(z.string()),
     notYetSupported: z.array(z.string()).meta({
       description:
-        "What no adapter offers in this version (its endpoints answer 501 NOT_IMPLEMENTED): schedules",
+        "What no adapter offers in this version (its endpoints answer 501 NOT_IMPLEMENTED): none in this one",
     }),
   })
   .meta({ id: "Info" });
@@ -543,6 +543,47 @@ export const WorkerSchema = z
   .meta({ id: "Worker" });
 
 export const WorkersSchema = z.object({ workers: z.array(WorkerSchema) });
+
+export const ScheduleSchema = z
+  .object({
+    id: z.string(),
+    lane: z.string().meta({ description: "The lane it lives in and puts its runs into" }),
+    task: z.string(),
+    payload: z.unknown(),
+    jobOptions: z.object({
+      priority: z.number().optional(),
+      appData: z.unknown().optional(),
+      tags: z.array(z.string()).optional(),
+      expiresInMs: z.number().optional(),
+    }),
+    spec: z.object({
+      cron: z.string().optional(),
+      everyMs: z.number().optional(),
+      timezone: z.string().optional(),
+      startAt: z.number().optional(),
+      endAt: z.number().optional(),
+      limit: z.number().optional(),
+      catchUp: z.enum(["skip", "one", "all"]),
+      graceMs: z.number(),
+    }),
+    nextAt: z
+      .number()
+      .nullable()
+      .meta({ description: "Epoch ms of the next slot; null when paused or ended" }),
+    paused: z.boolean(),
+    runs: z.number().int().meta({ description: "Runs put so far" }),
+    lastSlotAt: z.number().optional(),
+    createdAt: z.number(),
+    updatedAt: z.number(),
+    revision: z.number().int(),
+  })
+  .meta({ id: "Schedule" });
+
+export const SchedulesSchema = z.object({ schedules: z.array(ScheduleSchema) });
+export const ScheduleParams = z.object({
+  id: z.string().min(1).max(128).meta({ description: "Schedule id" }),
+});
+export const ScheduleRemovedSchema = z.object({ id: z.string(), removed: z.literal(true) });
 
 /** Longest a result request waits for its job, ms. */
 export const MAX_RESULT_WAIT_MS = 60_000;

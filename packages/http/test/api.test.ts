@@ -307,13 +307,44 @@ describe("jobs", () => {
     expect((await tl.lane("default").counts()).failed).toBe(2);
   });
 
-  it("answers 501 NOT_IMPLEMENTED for schedules, which no adapter offers in this version", async () => {
-    const answer = await call(`${srv.url}/schedules`);
-    expect(answer).toMatchObject({
-      status: 501,
-      body: { code: "NOT_IMPLEMENTED", capability: "schedules" },
+  it("lists, pauses, resumes and removes recurring schedules, 404 for an unknown id", async () => {
+    const startAt = Date.UTC(2030, 0, 1);
+    await tl.schedules.upsert("hourly", { everyMs: 3_600_000, startAt }, report, { day: "h" });
+    const listed = await call(`${srv.url}/schedules`);
+    expect(listed).toMatchObject({
+      status: 200,
+      body: {
+        schedules: [
+          {
+            id: "hourly",
+            lane: "low",
+            task: "report",
+            payload: { day: "h" },
+            nextAt: startAt,
+            paused: false,
+            runs: 0,
+          },
+        ],
+      },
     });
-    expect(answer.body.message).toContain("not supported by the memory adapter or this version");
+    const paused = await call(`${srv.url}/schedules/hourly/pause`, { method: "POST" });
+    expect(paused).toMatchObject({
+      status: 200,
+      body: { id: "hourly", paused: true, nextAt: null },
+    });
+    expect((await tl.schedules.get("hourly"))?.paused).toBe(true);
+    const resumed = await call(`${srv.url}/schedules/hourly/resume`, { method: "POST" });
+    expect(resumed).toMatchObject({ status: 200, body: { id: "hourly", paused: false } });
+    expect(await call(`${srv.url}/schedules/nope/pause`, { method: "POST" })).toMatchObject({
+      status: 404,
+      body: { code: "NOT_FOUND", field: "id" },
+    });
+    const removed = await call(`${srv.url}/schedules/hourly`, { method: "DELETE" });
+    expect(removed).toMatchObject({ status: 200, body: { id: "hourly", removed: true } });
+    expect(await tl.schedules.get("hourly")).toBeUndefined();
+    expect(await call(`${srv.url}/schedules/hourly`, { method: "DELETE" })).toMatchObject({
+      status: 404,
+    });
   });
 });
 
@@ -451,7 +482,7 @@ describe("tasks, info and the OpenAPI document", () => {
       lanes: ["high", "default", "low"],
       tasks: ["send-email", "always-fails", "report"],
     });
-    expect(body.notYetSupported).toEqual(["schedules"]);
+    expect(body.notYetSupported).toEqual([]);
   });
 
   it("serves an OpenAPI 3.1 document of every route, with the tasks' payload schemas", async () => {

@@ -74,7 +74,7 @@ describe("GET /events", () => {
   it("a progress value JSON cannot hold is refused in the handler where progress is stored, and the stream goes on", async () => {
     // The memory adapter stores reports (capability reports): ctx.progress encodes the
     // value first and throws for one JSON cannot hold, before any event. The stream's own
-    // guard for such values is tested on Redis, whose adapter does not store progress.
+    // guard for such values is tested on SQS, whose adapter does not store progress.
     const thrown: unknown[] = [];
     const progressing = defineTask({
       name: "progressing",

@@ -117,38 +117,30 @@ describe("on Redis", () => {
   });
 });
 
-describe("the operator endpoints on Redis, whose adapter declares them false for now", () => {
-  it("tells GET / that the operator capabilities are false, and only schedules are not in this version", async () => {
+describe("the operator endpoints on Redis", () => {
+  it("tells GET / which operator capabilities Redis has, and that every endpoint is in this version", async () => {
     const { body } = await call(`${srv.url}/`);
     const caps = (body.adapter as { capabilities: Record<string, unknown> }).capabilities;
-    for (const name of [
+    const has = [
       "results",
       "waitFor",
       "reports",
-      "tags",
-      "search",
-      "failureGroups",
       "workers",
       "changePriority",
       "promote",
       "move",
       "expiry",
-    ]) {
-      expect(caps[name], name).toBe(false);
-    }
-    expect(body.notYetSupported).toEqual(["schedules"]);
+      "schedules",
+    ];
+    for (const name of has) expect(caps[name], name).toBe(true);
+    for (const name of ["tags", "search", "failureGroups"]) expect(caps[name], name).toBe(false);
+    expect(body.notYetSupported).toEqual([]);
   });
 
-  it("answers 501 naming the capability, after checking the input, and changes nothing", async () => {
+  it("answers 501 naming the capability Redis lacks, after checking the input, and changes nothing", async () => {
     const { id } = await here.publish(sendEmail, { to: "a@example.com", subject: "s" });
     const before = await here.lane("default").get(id);
     const cases: Array<[string, string, unknown, string]> = [
-      ["POST", `/lanes/default/jobs/${id}/promote`, undefined, "promote"],
-      ["POST", `/lanes/default/jobs/${id}/priority`, { priority: 5 }, "changePriority"],
-      ["POST", `/lanes/default/jobs/${id}/move`, { toLane: "low" }, "move"],
-      ["POST", "/lanes/default/jobs/promote", { filter: { state: "delayed" } }, "promote"],
-      ["POST", "/lanes/default/jobs/priority", { ids: [id], priority: 1 }, "changePriority"],
-      ["POST", "/lanes/default/jobs/move", { ids: [id], toLane: "low" }, "move"],
       [
         "POST",
         "/lanes/default/jobs/delete",
@@ -157,8 +149,6 @@ describe("the operator endpoints on Redis, whose adapter declares them false for
       ],
       ["GET", "/lanes/default/failure-groups", undefined, "failureGroups"],
       ["GET", "/failure-groups", undefined, "failureGroups"],
-      ["GET", "/workers", undefined, "workers"],
-      ["GET", `/jobs/${id}/result?waitMs=100`, undefined, "waitFor"],
       ["GET", "/lanes/default/jobs", undefined, "search"],
       ["GET", "/lanes/default/jobs?state=waiting&task=send-email", undefined, "search"],
       ["GET", "/lanes/default/jobs?state=waiting&cursor=c1.x", undefined, "search"],
@@ -170,12 +160,6 @@ describe("the operator endpoints on Redis, whose adapter declares them false for
         { payload: { to: "a@example.com", subject: "s" }, tags: ["vip"] },
         "tags",
       ],
-      [
-        "POST",
-        "/tasks/send-email/jobs",
-        { payload: { to: "a@example.com", subject: "s" }, expiresInMs: 60_000 },
-        "expiry",
-      ],
     ];
     for (const [method, path, body, capability] of cases) {
       const answer = await call(`${srv.url}${path}`, { method, body });
@@ -183,7 +167,7 @@ describe("the operator endpoints on Redis, whose adapter declares them false for
       expect(answer.body, path).toMatchObject({ code: "UNSUPPORTED", capability });
       expect(answer.body.message, path).toContain("The redis adapter does not support");
     }
-    // Input is checked first: a bad one is a 400 even where the adapter could not act.
+    // Input is checked first: a bad one is a 400.
     const badMove = await call(`${srv.url}/lanes/default/jobs/${id}/move`, {
       method: "POST",
       body: { toLane: "nowhere" },
@@ -191,6 +175,32 @@ describe("the operator endpoints on Redis, whose adapter declares them false for
     expect(badMove).toMatchObject({ status: 400, body: { field: "toLane" } });
     expect(await here.lane("default").get(id)).toEqual(before);
     expect(await here.lane("low").get(id)).toBeUndefined();
+  });
+
+  it("changes a job's priority, moves it to another lane and lists schedules, on Redis", async () => {
+    const { id } = await here.publish(sendEmail, { to: "m@example.com", subject: "s" });
+    const priority = await call(`${srv.url}/lanes/default/jobs/${id}/priority`, {
+      method: "POST",
+      body: { priority: 5 },
+    });
+    expect(priority.status).toBe(200);
+    expect((await here.lane("default").get(id))?.priority).toBe(5);
+    const moved = await call(`${srv.url}/lanes/default/jobs/${id}/move`, {
+      method: "POST",
+      body: { toLane: "low" },
+    });
+    expect(moved.status).toBe(200);
+    expect(await here.lane("default").get(id)).toBeUndefined();
+    expect(await here.lane("low").get(id)).toMatchObject({ id, state: "waiting" });
+    await here.schedules.upsert("nightly", { cron: "0 3 * * *", timezone: "UTC" }, report, {
+      day: "d",
+    });
+    const listed = await call(`${srv.url}/schedules`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.schedules).toMatchObject([
+      { id: "nightly", lane: "low", task: "report", spec: { cron: "0 3 * * *" } },
+    ]);
+    await here.schedules.remove("nightly");
   });
 
   it("still answers what needs only get, list and counts: a result now, summaries, counts by state", async () => {
@@ -209,46 +219,5 @@ describe("the operator endpoints on Redis, whose adapter declares them false for
     });
     const counts = (await call(`${srv.url}/lanes/default`)).body.counts as Record<string, number>;
     expect(counts.expired).toBe(0);
-  });
-});
-
-describe("an event stream on an adapter that does not store progress", () => {
-  it("never breaks a job whose progress value JSON cannot hold", async () => {
-    // No capability reports: ctx.progress only emits the value, as it was given, to this
-    // process's tl.events, and the stream is what must not throw it back at the job.
-    const progressing = defineTask({
-      name: "progressing",
-      lane: "default",
-      schema: z.object({}),
-      run: (_payload, ctx) => {
-        ctx.progress({ done: 1n });
-        ctx.log("half way");
-      },
-    });
-    const client = createTasklane({
-      adapter: createRedisAdapter({ connection: redis.url, prefix: uniquePrefix() }),
-      lanes: [{ name: "default" }],
-      tasks: [progressing],
-    });
-    const local = await serve({ tasklane: client });
-    const sse = await openSse(`${local.url}/events?source=process&types=progress,succeeded`);
-    await sse.next();
-    const { id } = await client.publish(progressing, {});
-    const worker = client.worker({ concurrency: 1 });
-    await worker.start();
-    expect((await sse.next()).data).toEqual({
-      source: "process",
-      type: "progress",
-      lane: "default",
-      jobId: id,
-      task: "progressing",
-      unserializable: true,
-    });
-    expect((await sse.next()).data).toMatchObject({ type: "progress", value: { log: "half way" } });
-    expect((await sse.next()).data).toMatchObject({ type: "succeeded", jobId: id });
-    await worker.stop();
-    sse.close();
-    await local.close();
-    await client.close();
   });
 });

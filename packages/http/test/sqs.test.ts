@@ -5,12 +5,14 @@
 import { randomUUID } from "node:crypto";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { createSqsAdapter } from "@tasklane/adapter-sqs";
-import { createTasklane, type Tasklane } from "@tasklane/core";
+import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
 import { startFauxqs } from "fauxqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   alwaysFails,
   call,
+  openSse,
   report,
   sendEmail,
   serve,
@@ -139,4 +141,57 @@ describe("on SQS", () => {
     expect(text).toBe('event: ready\ndata: {"sources":["process"]}\n\n');
     await reader.cancel();
   });
+});
+
+describe("recurring schedules on SQS", () => {
+  it("answer 501 naming the capability", async () => {
+    const answer = await call(`${srv.url}/schedules`);
+    expect(answer).toMatchObject({
+      status: 501,
+      body: { code: "UNSUPPORTED", capability: "schedules" },
+    });
+  });
+});
+
+describe("an event stream on an adapter that does not store progress", () => {
+  it("never breaks a job whose progress value JSON cannot hold", async () => {
+    // No capability reports: ctx.progress only emits the value, as it was given, to this
+    // process's tl.events, and the stream is what must not throw it back at the job.
+    const progressing = defineTask({
+      name: "progressing",
+      lane: "default",
+      schema: z.object({}),
+      run: (_payload, ctx) => {
+        ctx.progress({ done: 1n });
+        ctx.log("half way");
+      },
+    });
+    const local = createTasklane({
+      adapter: createSqsAdapter({ client }),
+      namespace: `p${randomUUID().slice(0, 8)}`,
+      lanes: [{ name: "default" }],
+      tasks: [progressing],
+    });
+    expect(local.adapter.capabilities.reports).toBe(false);
+    const server = await serve({ tasklane: local });
+    const sse = await openSse(`${server.url}/events?source=process&types=progress,succeeded`);
+    await sse.next();
+    const { id } = await local.publish(progressing, {});
+    const worker = local.worker({ concurrency: 1 });
+    await worker.start();
+    expect((await sse.next()).data).toEqual({
+      source: "process",
+      type: "progress",
+      lane: "default",
+      jobId: id,
+      task: "progressing",
+      unserializable: true,
+    });
+    expect((await sse.next()).data).toMatchObject({ type: "progress", value: { log: "half way" } });
+    expect((await sse.next()).data).toMatchObject({ type: "succeeded", jobId: id });
+    await worker.stop();
+    sse.close();
+    await server.close();
+    await local.close();
+  }, 30_000);
 });

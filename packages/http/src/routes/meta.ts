@@ -78,21 +78,6 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
       "read",
       createRoute({
         method: "get",
-        path: "/schedules",
-        operationId: "listSchedules",
-        summary: "Recurring schedules (501 until core has them)",
-        responses: errorResponses(501),
-      }),
-    ),
-    () => ctx.notYet("schedules", "Recurring schedules"),
-  );
-
-  app.openapi(
-    guarded(
-      ctx,
-      "read",
-      createRoute({
-        method: "get",
         path: "/events",
         operationId: "streamEvents",
         summary: "Job events as Server-Sent Events",
