@@ -4,9 +4,8 @@
  * names.
  */
 import { createRedisAdapter } from "@tasklane/adapter-redis";
-import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { createTasklane, type Tasklane } from "@tasklane/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { type RedisServer, startRedis, uniquePrefix } from "../../adapter-redis/test/helpers.ts";
 import {
   alwaysFails,
