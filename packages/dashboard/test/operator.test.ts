@@ -373,6 +373,34 @@ describe("schedules", () => {
     expect(await rowOf("nightly").count()).toBe(1);
     await tl.schedules.remove("nightly");
   });
+
+  it("offers no pause or remove to a read-only caller, and says why", async () => {
+    await tl.schedules.upsert("weekly", { cron: "0 6 * * 1" }, note, { n: 3 });
+    // The same client behind a second handler whose every caller may only read.
+    const reader = await serveDashboard(tl, { authorize: () => "read" });
+    const page = await chrome.page();
+    try {
+      await page.goto(`${reader.ui}#/schedules`);
+      const row = page
+        .getByRole("row")
+        .filter({ has: page.getByRole("rowheader", { name: "weekly" }) });
+      await row.waitFor();
+      // A cron without a zone is read in UTC.
+      expect(await row.getByRole("cell").nth(3).textContent()).toBe("UTC");
+      for (const name of ["Pause schedule weekly", "Remove schedule weekly"]) {
+        const button = page.getByRole("button", { name });
+        expect(await button.isDisabled()).toBe(true);
+        expect(await button.getAttribute("title")).toBe("Your access is read-only.");
+      }
+      await page.getByText("Your access is read-only.", { exact: true }).first().waitFor();
+      expect((await tl.schedules.get("weekly"))?.paused).toBe(false);
+    } finally {
+      // The page first: its event stream would log the server going away as an error.
+      await page.close();
+      await reader.close();
+      await tl.schedules.remove("weekly");
+    }
+  });
 });
 
 describe("promote, priority and move", () => {
