@@ -19,6 +19,7 @@ export type Feature =
   | "failureGroups"
   | "workers"
   | "schedules"
+  | "editSchedules"
   | "results"
   | "logs"
   | "progress";
@@ -26,8 +27,6 @@ export type Feature =
 interface Rule {
   /** The adapter capability it needs (GET /'s adapter.capabilities). */
   capability?: string;
-  /** Its name in GET /'s notYetSupported while this version lacks it. */
-  notYet?: string;
   /** What it does, for "the <adapter> adapter cannot <what>". */
   what: string;
   write?: boolean;
@@ -50,7 +49,8 @@ const RULES: Record<Feature, Rule> = {
   stats: { capability: "stats", what: "keep wait and run stats" },
   failureGroups: { capability: "failureGroups", what: "group failures" },
   workers: { capability: "workers", what: "list workers" },
-  schedules: { notYet: "schedules", what: "list schedules" },
+  schedules: { capability: "schedules", what: "list schedules" },
+  editSchedules: { capability: "schedules", what: "change schedules", write: true },
   results: { capability: "results", what: "store job results" },
   logs: { capability: "reports", what: "store job logs" },
   progress: { capability: "reports", what: "store job progress" },
@@ -61,12 +61,8 @@ export type Can = (feature: Feature) => string | null;
 
 export function createCan(info: Info): Can {
   const caps = info.adapter.capabilities;
-  const notYet = new Set(info.notYetSupported);
   return (feature) => {
     const rule = RULES[feature];
-    if (rule.notYet !== undefined && notYet.has(rule.notYet)) {
-      return `This version of tasklane cannot ${rule.what} yet.`;
-    }
     // The API lists every capability (an operator one an adapter leaves out as false); one
     // it does not list, from an older API, is taken as present: the API decides then.
     if (rule.capability !== undefined && caps[rule.capability] === false) {

@@ -20,6 +20,7 @@ export interface Info {
   scope?: "read" | "write";
   lanes: string[];
   tasks: string[];
+  /** Features this version of the API does not have yet (none now; kept for older APIs). */
   notYetSupported: string[];
 }
 
@@ -159,4 +160,31 @@ export interface LiveEvent {
   lane?: string;
   jobId?: string;
   [key: string]: unknown;
+}
+
+/** GET /schedules' entries: a recurring schedule and where it stands. */
+export interface Schedule {
+  id: string;
+  lane: string;
+  task: string;
+  payload: unknown;
+  jobOptions: Record<string, unknown>;
+  spec: {
+    cron?: string;
+    everyMs?: number;
+    timezone?: string;
+    startAt?: number;
+    endAt?: number;
+    limit?: number;
+    catchUp: string;
+    graceMs: number;
+  };
+  /** The next slot (epoch ms); null when paused or past its end or limit. */
+  nextAt: number | null;
+  paused: boolean;
+  runs: number;
+  lastSlotAt?: number;
+  createdAt: number;
+  updatedAt: number;
+  revision: number;
 }

@@ -125,6 +125,12 @@ describe("on SQS", () => {
     await page.getByText("Failed jobs cannot be read, only counted").waitFor();
     await page.goto(`${srv.ui}#/lanes/low`);
     await page.getByText("Wait and run times are not available.").waitFor();
+    // No schedules on SQS: the view says so and never asks for them (no 501 below).
+    await page.goto(`${srv.ui}#/schedules`);
+    await page
+      .getByText("The sqs adapter cannot list schedules. Recurring schedules are not listed.")
+      .waitFor();
+    expect(await page.getByRole("table").count()).toBe(0);
     expect(refused).toEqual([]);
     expect(chrome.errors).toEqual([]);
   });

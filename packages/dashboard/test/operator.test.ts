@@ -3,7 +3,8 @@
  * (which has every operator capability) served by the management handler: a job's result,
  * progress, logs, tags and expiry; job lists filtered by the API and paged with its
  * cursor; the expired tab; failure groups from the API, retried and deleted; the workers
- * registry; promote, priority and move, from a job's page and from a list. Redis, whose
+ * registry; schedules listed, paused, resumed and removed; promote, priority and move,
+ * from a job's page and from a list. Redis, whose
  * adapter declares these capabilities false for now, keeps the browser-side fallbacks
  * (redis.test.ts).
  */
@@ -292,6 +293,113 @@ describe("workers", () => {
     await screenshot(page, "operator-workers");
     gates.get("held")?.();
     await waitForText(row, (t) => !t.includes(id.slice(0, 8)), "the job gone from the row");
+  });
+});
+
+describe("schedules", () => {
+  it("lists them with their next run; pause, resume and remove from the page", async () => {
+    // In "low", which no worker serves: nothing fires them, so runs and slots stay put.
+    const nightly = await tl.schedules.upsert(
+      "nightly",
+      { cron: "0 3 * * *", timezone: "Europe/Paris" },
+      note,
+      { n: 1 },
+    );
+    const hourly = await tl.schedules.upsert("hourly", { everyMs: 3_600_000 }, note, { n: 2 });
+    expect(nightly.nextAt).not.toBeNull();
+    expect(hourly.nextAt).not.toBeNull();
+    const page = await open("#/schedules");
+    const table = page.getByRole("table", { name: "Schedules" });
+    const rowOf = (id: string) =>
+      table.getByRole("row").filter({ has: page.getByRole("rowheader", { name: id }) });
+    const nextOf = (id: string) => rowOf(id).getByRole("cell").nth(4).locator("time");
+    await rowOf("nightly").waitFor();
+    // lane, task, cron or interval, time zone, next run, last slot, runs, state
+    const cells = async (id: string) =>
+      (await rowOf(id).getByRole("cell").allTextContents()).slice(0, 8);
+    expect((await cells("nightly")).slice(0, 4)).toEqual([
+      "low",
+      "note",
+      "0 3 * * *",
+      "Europe/Paris",
+    ]);
+    expect((await cells("nightly")).slice(5)).toEqual(["none yet", "0", "active"]);
+    expect((await cells("hourly")).slice(0, 4)).toEqual(["low", "note", "every 1 h", "–"]);
+    // The next run as the exact instant the API gave, whatever the browser's time zone.
+    expect(await nextOf("nightly").getAttribute("datetime")).toBe(
+      new Date(nightly.nextAt as number).toISOString(),
+    );
+    expect(await nextOf("hourly").getAttribute("datetime")).toBe(
+      new Date(hourly.nextAt as number).toISOString(),
+    );
+    expect(await page.getByText("2 schedules, 0 paused").count()).toBe(1);
+    await screenshot(page, "operator-schedules");
+
+    await page.getByRole("button", { name: "Pause schedule nightly" }).click();
+    await waitFor(async () => (await tl.schedules.get("nightly"))?.paused === true, "paused");
+    await waitForText(
+      rowOf("nightly").getByRole("cell").nth(7),
+      (t) => t === "paused",
+      "the row marked paused",
+    );
+    expect(await rowOf("nightly").getByRole("cell").nth(4).textContent()).toBe("paused");
+    expect((await tl.schedules.get("hourly"))?.paused).toBe(false);
+
+    await page.getByRole("button", { name: "Resume schedule nightly" }).click();
+    const resumed = await waitFor(async () => {
+      const s = await tl.schedules.get("nightly");
+      return s?.paused === false ? s : undefined;
+    }, "resumed");
+    await waitForText(
+      rowOf("nightly").getByRole("cell").nth(7),
+      (t) => t === "active",
+      "the row active again",
+    );
+    expect(await nextOf("nightly").getAttribute("datetime")).toBe(
+      new Date(resumed.nextAt as number).toISOString(),
+    );
+
+    await page.getByRole("button", { name: "Remove schedule hourly" }).click();
+    const dialog = page.getByRole("dialog");
+    // Destructive: the focus starts on Cancel.
+    await waitFor(
+      async () => (await page.locator(":focus").textContent()) === "Cancel",
+      "the focus on Cancel",
+    );
+    await dialog.getByRole("button", { name: "Remove" }).click();
+    await waitFor(async () => (await tl.schedules.get("hourly")) === undefined, "hourly removed");
+    await waitFor(async () => (await rowOf("hourly").count()) === 0, "its row gone");
+    expect((await tl.schedules.list()).map((s) => s.id)).toEqual(["nightly"]);
+    expect(await rowOf("nightly").count()).toBe(1);
+    await tl.schedules.remove("nightly");
+  });
+
+  it("offers no pause or remove to a read-only caller, and says why", async () => {
+    await tl.schedules.upsert("weekly", { cron: "0 6 * * 1" }, note, { n: 3 });
+    // The same client behind a second handler whose every caller may only read.
+    const reader = await serveDashboard(tl, { authorize: () => "read" });
+    const page = await chrome.page();
+    try {
+      await page.goto(`${reader.ui}#/schedules`);
+      const row = page
+        .getByRole("row")
+        .filter({ has: page.getByRole("rowheader", { name: "weekly" }) });
+      await row.waitFor();
+      // A cron without a zone is read in UTC.
+      expect(await row.getByRole("cell").nth(3).textContent()).toBe("UTC");
+      for (const name of ["Pause schedule weekly", "Remove schedule weekly"]) {
+        const button = page.getByRole("button", { name });
+        expect(await button.isDisabled()).toBe(true);
+        expect(await button.getAttribute("title")).toBe("Your access is read-only.");
+      }
+      await page.getByText("Your access is read-only.", { exact: true }).first().waitFor();
+      expect((await tl.schedules.get("weekly"))?.paused).toBe(false);
+    } finally {
+      // The page first: its event stream would log the server going away as an error.
+      await page.close();
+      await reader.close();
+      await tl.schedules.remove("weekly");
+    }
   });
 });
 
