@@ -81,3 +81,27 @@ export function useAsync<T>(
   }, [...deps, generation]);
   return { data: state.data, error: state.error, loading: state.loading, reload: bump };
 }
+
+/**
+ * `api.get(path)`, read again every `everyMs`, while the adapter can serve it (`why` is
+ * null, as `can()` answers); without the capability: `empty`, and no request at all, so
+ * the page never calls an endpoint that would answer 501.
+ */
+export function usePolledGet<T>(
+  path: string,
+  why: string | null,
+  empty: T,
+  everyMs: number,
+): AsyncState<T> {
+  const { api } = useApp();
+  const result = useAsync(
+    (signal) => (why === null ? api.get<T>(path, signal) : Promise.resolve(empty)),
+    [why, path],
+  );
+  useEffect(() => {
+    if (why !== null) return;
+    const timer = setInterval(result.reload, everyMs);
+    return () => clearInterval(timer);
+  }, [why, everyMs]);
+  return result;
+}

@@ -1,5 +1,4 @@
-import { useEffect } from "preact/hooks";
-import { useApp, useAsync, useTick } from "./app-context.ts";
+import { useApp, usePolledGet, useTick } from "./app-context.ts";
 import { fmtAgo, fmtBound, fmtInt, fmtTime } from "./format.ts";
 import { href } from "./router.ts";
 import type { Schedule } from "./types.ts";
@@ -27,18 +26,12 @@ export function SchedulesView() {
   const { api, can, confirm, notify } = useApp();
   const why = can("schedules");
   const now = useTick(1_000);
-  const result = useAsync(
-    (signal) =>
-      why === null
-        ? api.get<{ schedules: Schedule[] }>("schedules", signal)
-        : Promise.resolve({ schedules: [] }),
-    [why],
+  const result = usePolledGet<{ schedules: Schedule[] }>(
+    "schedules",
+    why,
+    { schedules: [] },
+    POLL_MS,
   );
-  useEffect(() => {
-    if (why !== null) return;
-    const timer = setInterval(result.reload, POLL_MS);
-    return () => clearInterval(timer);
-  }, [why]);
   const writeWhy = can("editSchedules");
   const schedules = result.data?.schedules;
   const paused = schedules?.filter((s) => s.paused).length ?? 0;

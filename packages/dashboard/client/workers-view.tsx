@@ -1,5 +1,4 @@
-import { useEffect } from "preact/hooks";
-import { useApp, useAsync, useTick } from "./app-context.ts";
+import { useApp, usePolledGet, useTick } from "./app-context.ts";
 import { fmtAgo, fmtInt, fmtMs, fmtTime, shortId } from "./format.ts";
 import { href } from "./router.ts";
 import type { WorkerInfo } from "./types.ts";
@@ -22,21 +21,10 @@ export function isLate(w: WorkerInfo, now: number): boolean {
  * every process, with what it holds and when its entry lapses unless renewed.
  */
 export function WorkersView() {
-  const { api, can } = useApp();
+  const { can } = useApp();
   const why = can("workers");
   const now = useTick(1_000);
-  const result = useAsync(
-    (signal) =>
-      why === null
-        ? api.get<{ workers: WorkerInfo[] }>("workers", signal)
-        : Promise.resolve({ workers: [] }),
-    [why],
-  );
-  useEffect(() => {
-    if (why !== null) return;
-    const timer = setInterval(result.reload, POLL_MS);
-    return () => clearInterval(timer);
-  }, [why]);
+  const result = usePolledGet<{ workers: WorkerInfo[] }>("workers", why, { workers: [] }, POLL_MS);
   const workers = result.data?.workers;
   const held = workers?.reduce((n, w) => n + w.held, 0) ?? 0;
   const running = workers?.reduce((n, w) => n + w.running, 0) ?? 0;
