@@ -28,8 +28,6 @@ export interface ApiContext {
   lane(name: string): LaneHandle;
   /** 501 naming the capability when the adapter lacks it. */
   require(capability: keyof Capabilities, what: string): void;
-  /** 501 for what no adapter offers in this version yet. */
-  notYet(capability: string, what: string): never;
   /** Today, UTC, by the client's clock. */
   today(): string;
 }
@@ -37,8 +35,9 @@ export interface ApiContext {
 export type App = OpenAPIHono;
 
 /**
- * What no adapter offers in this version: its endpoints answer 501 NOT_IMPLEMENTED (their
- * shape is already fixed). Everything else depends on the adapter's capabilities only.
+ * GET /'s `notYetSupported`: features with an endpoint that no adapter offers in this
+ * version. None now (schedules were the last); every endpoint depends on the adapter's
+ * capabilities only. The field stays so clients that read it keep working.
  */
 export const NOT_YET_SUPPORTED: readonly string[] = [];
 
@@ -114,14 +113,6 @@ export function createApiContext(options: ContextOptions): ApiContext {
           { capability },
         );
       }
-    },
-    notYet(capability, what) {
-      throw new HttpError(
-        501,
-        "NOT_IMPLEMENTED",
-        `${what} is not supported by the ${adapter.name} adapter or this version of tasklane yet`,
-        { capability },
-      );
     },
     today: () => new Date(tl.clock.now()).toISOString().slice(0, 10),
   };

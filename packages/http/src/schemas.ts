@@ -477,7 +477,7 @@ export const InfoSchema = z
     tasks: z.array(z.string()),
     notYetSupported: z.array(z.string()).meta({
       description:
-        "What no adapter offers in this version (its endpoints answer 501 NOT_IMPLEMENTED): none in this one",
+        "Features with an endpoint no adapter offers in this version: none in this one (every endpoint depends on the adapter's capabilities)",
     }),
   })
   .meta({ id: "Info" });
