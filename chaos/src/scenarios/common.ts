@@ -1,9 +1,38 @@
 /** Pieces the fault scenarios share: keeping a backlog, the base failures, common figures. */
 import { failuresOf } from "../checker.ts";
 import { quantile } from "../figures.ts";
-import type { Finished, Harness } from "../harness.ts";
+import { createHarness, type Finished, type Harness, type HarnessOptions } from "../harness.ts";
 import type { Figure } from "../scenario.ts";
 import type { JobKind } from "../worker/chaos-task.ts";
+
+/** What the backlog scenarios' setup reads from their parameters. */
+export interface BacklogParams {
+  backlog: number;
+  workers: number;
+  concurrency: number;
+  jobMs: number;
+  leaseMs: number;
+}
+
+/**
+ * The setup the backlog scenarios share: their lane (1 s long polls, batches of 10,
+ * maxStalls 3, the scenario's lease), `backlog` jobs of `jobMs` published, then the
+ * workers started.
+ */
+export async function startBacklog(
+  options: Pick<HarnessOptions, "name" | "runDir" | "backend" | "appendfsync">,
+  p: BacklogParams,
+): Promise<Harness> {
+  const h = await createHarness({
+    ...options,
+    workers: p.workers,
+    concurrency: p.concurrency,
+    lane: { leaseMs: p.leaseMs, longPollMs: 1_000, batchSize: 10, maxStalls: 3 },
+  });
+  await topUp(h, p.backlog, p.jobMs);
+  await h.pool.start();
+  return h;
+}
 
 /** Publish enough `ok` jobs of `ms` to bring the pending count back up to `backlog`. */
 export async function topUp(h: Harness, backlog: number, ms: number, kind: JobKind = "ok") {

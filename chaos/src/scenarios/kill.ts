@@ -8,7 +8,7 @@
  */
 
 import { recovery } from "../figures.ts";
-import { createHarness, type Harness } from "../harness.ts";
+import type { Harness } from "../harness.ts";
 import type { Scenario } from "../scenario.ts";
 import {
   baseFailures,
@@ -16,7 +16,7 @@ import {
   percentileFigures,
   progress,
   restartFigures,
-  topUp,
+  startBacklog,
 } from "./common.ts";
 
 export interface KillParams {
@@ -38,17 +38,7 @@ export const killScenario: Scenario<KillParams, Harness> = {
   name: "kill",
   title: "Worker kill -9 and pause behind a backlog (Redis)",
   async setup(ctx, p) {
-    const h = await createHarness({
-      name: "kill",
-      runDir: ctx.runDir,
-      backend: "redis",
-      workers: p.workers,
-      concurrency: p.concurrency,
-      lane: { leaseMs: p.leaseMs, longPollMs: 1_000, batchSize: 10, maxStalls: 3 },
-    });
-    await topUp(h, p.backlog, p.jobMs);
-    await h.pool.start();
-    return h;
+    return startBacklog({ name: "kill", runDir: ctx.runDir, backend: "redis" }, p);
   },
   async inject(h, p, ctx) {
     const faults = p.kills + p.pauses;

@@ -5,9 +5,9 @@
  * drop (target ≤ 1). A blackhole outlasts the lease, so the held worker's acks arrive
  * late: every one must be refused.
  */
-import { createHarness, type Harness } from "../harness.ts";
+import type { Harness } from "../harness.ts";
 import type { Scenario } from "../scenario.ts";
-import { baseFailures, duplicateFigures, progress, topUp } from "./common.ts";
+import { baseFailures, duplicateFigures, progress, startBacklog } from "./common.ts";
 
 export interface NetworkParams {
   backlog: number;
@@ -26,17 +26,7 @@ export const networkScenario: Scenario<NetworkParams, Harness> = {
   name: "network",
   title: "Dropped and blackholed connections to Redis (TCP proxy)",
   async setup(ctx, p) {
-    const h = await createHarness({
-      name: "network",
-      runDir: ctx.runDir,
-      backend: "redis",
-      workers: p.workers,
-      concurrency: p.concurrency,
-      lane: { leaseMs: p.leaseMs, longPollMs: 1_000, batchSize: 10, maxStalls: 3 },
-    });
-    await topUp(h, p.backlog, p.jobMs);
-    await h.pool.start();
-    return h;
+    return startBacklog({ name: "network", runDir: ctx.runDir, backend: "redis" }, p);
   },
   async inject(h, p, ctx) {
     const total = p.drops + p.blackholes;

@@ -5,9 +5,9 @@
  * second of acknowledged writes can go with the crash: what is lost (publishes, acks whose
  * jobs then run again) is measured and reported, not a failure.
  */
-import { createHarness, type Harness } from "../harness.ts";
+import type { Harness } from "../harness.ts";
 import type { Scenario } from "../scenario.ts";
-import { baseFailures, duplicateFigures, progress, topUp } from "./common.ts";
+import { baseFailures, duplicateFigures, progress, startBacklog } from "./common.ts";
 
 export interface RestartParams {
   backlog: number;
@@ -31,18 +31,7 @@ export function createRestartScenario(
     name,
     title: `redis-server kill -9 and restart, appendfsync ${appendfsync}`,
     async setup(ctx, p) {
-      const h = await createHarness({
-        name,
-        runDir: ctx.runDir,
-        backend: "redis",
-        appendfsync,
-        workers: p.workers,
-        concurrency: p.concurrency,
-        lane: { leaseMs: p.leaseMs, longPollMs: 1_000, batchSize: 10, maxStalls: 3 },
-      });
-      await topUp(h, p.backlog, p.jobMs);
-      await h.pool.start();
-      return h;
+      return startBacklog({ name, runDir: ctx.runDir, backend: "redis", appendfsync }, p);
     },
     async inject(h, p, ctx) {
       // The producer keeps publishing through the restarts, so some publishes meet a

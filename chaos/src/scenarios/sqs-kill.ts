@@ -7,7 +7,7 @@
  */
 
 import { recovery } from "../figures.ts";
-import { createHarness, type Harness } from "../harness.ts";
+import type { Harness } from "../harness.ts";
 import type { Scenario } from "../scenario.ts";
 import {
   baseFailures,
@@ -15,7 +15,7 @@ import {
   percentileFigures,
   progress,
   restartFigures,
-  topUp,
+  startBacklog,
 } from "./common.ts";
 import type { KillParams } from "./kill.ts";
 
@@ -25,17 +25,7 @@ export const sqsKillScenario: Scenario<SqsKillParams, Harness> = {
   name: "sqs-kill",
   title: "Worker kill -9 on SQS (fauxqs)",
   async setup(ctx, p) {
-    const h = await createHarness({
-      name: "sqs-kill",
-      runDir: ctx.runDir,
-      backend: "sqs",
-      workers: p.workers,
-      concurrency: p.concurrency,
-      lane: { leaseMs: p.leaseMs, longPollMs: 1_000, batchSize: 10, maxStalls: 3 },
-    });
-    await topUp(h, p.backlog, p.jobMs);
-    await h.pool.start();
-    return h;
+    return startBacklog({ name: "sqs-kill", runDir: ctx.runDir, backend: "sqs" }, p);
   },
   async inject(h, p, ctx) {
     for (let i = 0; i < p.kills; i++) {
