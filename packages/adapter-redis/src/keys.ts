@@ -16,11 +16,11 @@ export interface LaneKeys {
   scheduleIndex: string;
 }
 
-// KEYS[1..16] of every script, in this order (see src/lua/_common.lua).
+// KEYS[1..18] of every script, in this order (see src/lua/_common.lua).
 const SUFFIXES = [
   ...["m", "j", "w", "p", "d", "a", "s", "f", "c", "k", "t", "b", "x"],
-  // the operator features': results, expiries, expired jobs
-  ...["r", "e", "z"],
+  // the operator features': results, expiries, expired jobs, the tag and failure indexes
+  ...["r", "e", "z", "g", "h"],
 ] as const;
 
 export function laneKeys(prefix: string, lane: string): LaneKeys {

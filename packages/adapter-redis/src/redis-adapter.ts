@@ -200,6 +200,10 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   schedules: true,
   // release with runAt (lua/release.lua): a job handed back delayed, its attempt not spent.
   retryAfter: true,
+  // The tag and failure indexes (TAGS, FAILURE GROUPS in lua/_common.lua), lua/search.lua.
+  tags: true,
+  search: true,
+  failureGroups: true,
 });
 
 interface BlockingConn {

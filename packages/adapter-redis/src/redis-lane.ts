@@ -4,6 +4,11 @@ import {
   type CancelResult,
   type ChangeResult,
   ConfigError,
+  type FailureGroup,
+  type JobFilter,
+  type JobPage,
+  type JobSummary,
+  type ListFilter,
   type DayStats,
   emptyDayStats,
   HISTOGRAM_SIZE,
@@ -84,14 +89,16 @@ interface QueuedPut {
 /** The reason a job whose stored text does not parse is handed out as malformed. */
 const MALFORMED_TEXT = "the stored job text is not one tasklane wrote (unparsable)";
 
-/**
- * A Redis lane: every method of the contract, optional ones included, but the operator
- * features' (their capabilities are false until the scripts have them).
- */
+/** A Redis lane: every method of the contract, optional ones included. */
 export class RedisLane
   implements
     Required<Omit<LaneStore, OperatorLaneMethod>>,
-    Required<Pick<LaneStore, "setPriority" | "promote" | "report" | "move">>
+    Required<
+      Pick<
+        LaneStore,
+        "setPriority" | "promote" | "report" | "move" | "listPage" | "count" | "failures"
+      >
+    >
 {
   readonly name: string;
   readonly shared: AdapterShared;
@@ -414,18 +421,20 @@ export class RedisLane
       String(expectRevision),
       record.nextAt === null ? "" : String(record.nextAt),
       record.data,
-      this.shared.putEvents ? "e" : "",
+      (this.shared.putEvents ? "e" : "") + (jobsShape(jobs) & HAS_EXTRAS ? "x" : ""),
       "5",
     ];
     for (const job of jobs) {
       args.push(
         encodeId(job.id),
-        encodeJobText(job.task, job.payload, job.appData),
+        encodeJobText(job.task, job.payload, job.appData, job.traceContext),
         priorityArg(job),
         runAtArg(job),
         publishedAtArg(job),
       );
     }
+    // the runs' tags and expiries, as put's (flag "x")
+    if ((args[4] as string).includes("x")) args.push(extrasArg(jobs));
     const reply = (await this.runScheduleScript("fire", args)) as string | number | number[];
     if (reply === "stale") return { status: "stale" };
     const results = jobs.map(
@@ -692,6 +701,66 @@ export class RedisLane
     }
   }
 
+  /**
+   * One page of a search (lua/search.lua): by the tag index when a tag is given, by the
+   * failure index for failed jobs of one error name, else state by state. The script
+   * examines a bounded number of entries per call, so a page may be short (even empty)
+   * while a cursor is returned.
+   */
+  async listPage(filter: ListFilter, cursor?: string): Promise<JobPage<JobSummary>> {
+    const pageSize = Math.max(
+      1,
+      Math.min(MAX_PAGE_SIZE, Math.floor(filter.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
+    );
+    const reply = (await this.run("search", searchArgs(filter, "l", pageSize, cursor))) as string[];
+    const summary = filter.fields === "summary";
+    const jobs = reply.slice(1).map((json) => {
+      const info = this.info(json);
+      return summary ? summaryOf(info) : info;
+    });
+    const next = reply[0] ?? "";
+    return next === "" ? { jobs } : { jobs, cursor: next };
+  }
+
+  /**
+   * How many jobs match: the per-state counts for a filter of a state alone, else search
+   * calls counting up to SEARCH_COUNT_STEP entries each (exact when the lane holds still).
+   */
+  async count(filter: JobFilter): Promise<number> {
+    const args = searchArgs(filter, "c", SEARCH_COUNT_STEP, undefined);
+    if (onlyState(filter)) {
+      const counts = await this.counts();
+      if (filter.state !== undefined) return counts[filter.state] ?? 0;
+      return Object.values(counts).reduce((a: number, b: number | undefined) => a + (b ?? 0), 0);
+    }
+    let n = 0;
+    for (;;) {
+      const reply = (await this.run("search", args)) as Array<string | number>;
+      n += Number(reply[1]);
+      const next = String(reply[0] ?? "");
+      if (next === "") return n;
+      args[args.length - 1] = next;
+    }
+  }
+
+  async failures(): Promise<FailureGroup[]> {
+    const reply = (await this.run("failures", [MAX_FAILURE_GROUPS])) as Array<string | number>;
+    const groups: FailureGroup[] = [];
+    for (let i = 0; i + 5 < reply.length; i += 6) {
+      const parts = parseJobText(String(reply[i + 3]));
+      const error = parseError(String(reply[i + 4]));
+      const sample: FailureGroup["sample"] = {
+        jobId: decodeId(String(reply[i + 2])),
+        task: parts?.task ?? "",
+        message: error?.message ?? "",
+        failedAt: Number(reply[i + 5]),
+      };
+      if (error?.stack !== undefined) sample.stack = error.stack;
+      groups.push({ lane: this.name, group: String(reply[i]), count: Number(reply[i + 1]), sample });
+    }
+    return groups.sort((a, b) => b.count - a.count || (a.group < b.group ? -1 : 1));
+  }
+
   async cancel(ids: string[]): Promise<CancelResult[]> {
     if (ids.length === 0) {
       this.shared.check(`redis lane "${this.name}"`);
@@ -880,6 +949,8 @@ export class RedisLane
       logs?: Array<[number, number, string]> | object;
       logsDropped?: number;
       expiresAt?: number;
+      changedAt?: number;
+      tags?: unknown[] | object;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
     // A record or text tasklane did not write shows its raw bytes as the payload.
@@ -913,15 +984,116 @@ export class RedisLane
     }
     if (raw.logsDropped !== undefined) info.logsDropped = raw.logsDropped;
     if (raw.expiresAt !== undefined) info.expiresAt = raw.expiresAt;
-    if (raw.error !== undefined) {
-      try {
-        info.error = JSON.parse(raw.error) as JobError;
-      } catch {
-        info.error = { name: "Error", message: raw.error, reason: "malformed" };
-      }
-    }
+    if (raw.changedAt !== undefined) info.changedAt = raw.changedAt;
+    // cjson writes an empty table as {}: only an array is a job's tags
+    if (Array.isArray(raw.tags)) info.tags = raw.tags.map(String);
+    const error = raw.error === undefined ? undefined : parseError(raw.error);
+    if (error !== undefined) info.error = error;
     return info;
   }
+}
+
+/** A stored error (JSON of core's JobError); one that does not parse is shown as text. */
+function parseError(text: string): JobError | undefined {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as JobError;
+  } catch {
+    return { name: "Error", message: text, reason: "malformed" };
+  }
+}
+
+/** Entries a counting search examines per call (lua/search.lua). */
+const SEARCH_COUNT_STEP = 5_000;
+/** Most failure groups `failures` returns (lua/failures.lua). */
+const MAX_FAILURE_GROUPS = 1_000;
+
+/**
+ * lua/search.lua's arguments: mode, state, task and its length, tag, error name, since,
+ * until, page size, cursor. A bad state or a cursor that is not one of this search's is a
+ * ConfigError before anything is sent.
+ */
+function searchArgs(
+  filter: JobFilter,
+  mode: "l" | "c",
+  size: number,
+  cursor: string | undefined,
+): string[] {
+  if (typeof filter !== "object" || filter === null) {
+    throw new ConfigError("filter", filter, "must be an object");
+  }
+  let state = "";
+  if (filter.state !== undefined) {
+    const code = STATE_CODES[filter.state];
+    if (code === undefined) {
+      throw new ConfigError(
+        "filter.state",
+        filter.state,
+        `must be one of ${Object.keys(STATE_CODES).join(", ")}`,
+      );
+    }
+    state = String(code);
+  }
+  if (cursor !== undefined && !cursorFits(filter, cursor)) {
+    throw new ConfigError("cursor", cursor, "is not a cursor of this lane's listPage");
+  }
+  const time = (at: number | undefined) => (at === undefined ? "" : String(at));
+  return [
+    mode,
+    state,
+    filter.task ?? "",
+    String(filter.task?.length ?? 0),
+    filter.tag ?? "",
+    filter.errorName ?? "",
+    time(filter.since),
+    time(filter.until),
+    String(size),
+    cursor ?? "",
+  ];
+}
+
+/** Whether a cursor is one search.lua returns for this filter's walk (see there). */
+function cursorFits(filter: JobFilter, cursor: string): boolean {
+  if (typeof cursor !== "string") return false;
+  if (filter.tag !== undefined) return cursor.startsWith("g|");
+  if (filter.errorName !== undefined && filter.state === "failed") return cursor.startsWith("h|");
+  const match = /^s\|([1-7])\|/.exec(cursor);
+  if (match === null) return false;
+  const code = filter.state === undefined ? 1 : (STATE_CODES[filter.state] ?? 0);
+  return filter.state === undefined ? Number(match[1]) >= code : Number(match[1]) === code;
+}
+
+/** True when a filter asks for nothing but a state. */
+function onlyState(filter: JobFilter): boolean {
+  return (
+    filter.task === undefined &&
+    filter.tag === undefined &&
+    filter.errorName === undefined &&
+    filter.since === undefined &&
+    filter.until === undefined
+  );
+}
+
+/** A job without its bulky parts (ListFilter.fields "summary"); its error without the stack. */
+function summaryOf(info: JobInfo): JobSummary {
+  const s: JobSummary = {
+    id: info.id,
+    lane: info.lane,
+    task: info.task,
+    priority: info.priority,
+    state: info.state,
+    attempt: info.attempt,
+    publishedAt: info.publishedAt,
+    runAt: info.runAt,
+  };
+  if (info.changedAt !== undefined) s.changedAt = info.changedAt;
+  if (info.finishedAt !== undefined) s.finishedAt = info.finishedAt;
+  if (info.error !== undefined) {
+    s.error = { name: info.error.name, message: info.error.message, reason: info.error.reason };
+  }
+  if (info.tags !== undefined) s.tags = info.tags;
+  if (info.expiresAt !== undefined) s.expiresAt = info.expiresAt;
+  return s;
 }
 
 /** A reserve's reply (see lua/reserve.lua), without its due time (see reserveResult). */
@@ -1072,16 +1244,17 @@ const SHARED_FIELDS = 2;
 const HAS_EXTRAS = 4;
 
 /**
- * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt }] for
- * each job put with an expiry.
+ * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt, g:
+ * tags }] for each job put with an expiry or tags.
  */
 function extrasArg(jobs: readonly NewJob[]): string {
-  const out: Array<[number, { e: number }]> = [];
+  const out: Array<[number, { e?: number; g?: string[] }]> = [];
   for (let i = 0; i < jobs.length; i++) {
-    const expiresAt = (jobs[i] as NewJob).expiresAt;
-    if (expiresAt !== undefined && Number.isFinite(expiresAt)) {
-      out.push([i + 1, { e: Math.ceil(expiresAt) }]);
-    }
+    const { expiresAt, tags } = jobs[i] as NewJob;
+    const extra: { e?: number; g?: string[] } = {};
+    if (expiresAt !== undefined && Number.isFinite(expiresAt)) extra.e = Math.ceil(expiresAt);
+    if (tags !== undefined && tags.length > 0) extra.g = tags;
+    if (extra.e !== undefined || extra.g !== undefined) out.push([i + 1, extra]);
   }
   return JSON.stringify(out);
 }
@@ -1098,7 +1271,7 @@ function jobsShape(jobs: readonly NewJob[]): number {
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i] as NewJob;
     if (job.freshId !== true) shape &= ~ALL_FRESH;
-    if (job.expiresAt !== undefined) shape |= HAS_EXTRAS;
+    if (job.expiresAt !== undefined || job.tags !== undefined) shape |= HAS_EXTRAS;
     if (
       job.priority !== first.priority ||
       job.runAt !== first.runAt ||

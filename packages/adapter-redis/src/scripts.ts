@@ -52,6 +52,8 @@ export const SCRIPT_NAMES = [
   "move-out",
   "move-in",
   "move-done",
+  "search",
+  "failures",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -89,6 +91,8 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   "move-out": ["allow-oom"],
   "move-in": ["allow-oom"],
   "move-done": ["allow-oom"],
+  search: ["allow-oom"],
+  failures: ["allow-oom"],
 };
 
 /**

@@ -1,13 +1,13 @@
 -- tasklane: shared prelude, prepended to every script at load time (not a script itself).
 --
--- Every script receives the same sixteen keys, all under one hash tag {<prefix>:<lane>}:
+-- Every script receives the same eighteen keys, all under one hash tag {<prefix>:<lane>}:
 --   KEYS[1]  m   meta hash: n (struct META below: wl, live ids in the waiting list; lp,
 --                ids ever popped from it, for list() cursors; seq, put order; tok,
 --                fencing tokens; rs, last full retention sweep; nd / ne, lower bounds of
 --                the earliest delayed due time / lease expiry: maintenance skips its
 --                queries before them; ops, what the lane's jobs store beyond their
---                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], so
---                scripts read and clean those only then; wu, until when somebody watches
+--                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], 4 tags
+--                in KEYS[14] and KEYS[17], so scripts read and clean those only then; wu, until when somebody watches
 --                the lane, see WATCHING), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
 --   KEYS[3]  w   waiting list of priority-0 jobs in due order (ids; canceled/deleted ids stay
@@ -34,7 +34,12 @@
 --   KEYS[15] e   expiries: score expiresAt, member id, of jobs put with one (see EXPIRY);
 --                1e15 + expiresAt once it passed while the job ran
 --   KEYS[16] z   expired zset (jobs that expired unstarted): score finishedAt
---   (schedule and fire only) KEYS[17] sched, KEYS[18] sched:due: recurring schedules (see
+--   KEYS[17] g   tag index: score 0, member "<tag's byte length>:<tag>\0<id>", one per tag
+--                of every job put with tags (their tags are in KEYS[14], field g); removed
+--                with the job's record (see TAGS)
+--   KEYS[18] h   failure index: score 0, member "<error name's byte length>:<name>\0<13-digit
+--                finishedAt><id>", one per failed job (see FAILURE GROUPS)
+--   (schedule and fire only) KEYS[19] sched, KEYS[20] sched:due: recurring schedules (see
 --                scheduleWrite)
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
@@ -205,8 +210,8 @@ local META_V2, META_V2_LEN = ">dddddddd", 64
 local META_OLD, META_OLD_LEN = ">ddddddd", 56
 -- metaNt (tombstones) is a local of its own, not a field of meta: a ninth field would
 -- double the table made for every call. For the same reason ops and wu become fields
--- (meta.ops, meta.wu; meta.r, meta.x, meta.w) only when they are not 0: a lane that uses
--- no operator feature keeps the table at its size.
+-- (meta.ops, meta.wu; meta.r, meta.x, meta.g, meta.w) only when they are not 0: a lane
+-- that uses no operator feature keeps the table at its size.
 local meta, metaDirty, metaNt
 --{
 meta = {}
@@ -222,6 +227,7 @@ do
       meta.ops = ops
       if ops % 2 == 1 then meta.r = true end
       if ops % 4 >= 2 then meta.x = true end
+      if ops % 8 >= 4 then meta.g = true end
     end
     -- WATCHING: while a waiter watches this lane (tl.waitFor, Adapter.watch), every finish
     -- is published even with lifecycle events off (meta.w), until wu, which the watchers
@@ -818,6 +824,77 @@ function flushStats()
 end
 
 --@
+-- TAGS (capability tags). A job put with tags keeps them in KEYS[14] (its bundle's field
+-- g, see REPORTS), and each tag has an entry in the tag index KEYS[17] while the job's
+-- record exists: "<byte length>:<tag>\0<id>" (score 0), so the entries of one tag are one
+-- lexical range whatever bytes a tag holds (the length keeps "a" apart from "ab", and from
+-- a tag that contains "\0"). Scripts that remove records drop their entries (retention,
+-- delete, a move's last step); only lanes whose jobs have tags (meta.g) read KEYS[14] to
+-- do so.
+--
+-- FAILURE GROUPS (capability failureGroups). Every failed job has one entry in the failure
+-- index KEYS[18] while it is failed: "<byte length>:<error name>\0<13-digit finishedAt>
+-- <id>" (score 0), so a group is one lexical range in order of failure (its newest is the
+-- range's last entry, its size a ZLEXCOUNT). Added when a job fails (flushFinished),
+-- removed when it leaves the state (retry-failed, delete, move-out, retention).
+
+-- A tag's or an error name's range prefix in its index.
+local function indexPrefix(name)
+  return #name .. ":" .. name .. "\0"
+end
+
+-- The error name of a failed record (its stored JobError's name; "Error" when it has none
+-- readable).
+local function errorNameOf(rec)
+  local err = rec.err
+  if err == nil and rec.raw and rec.elen > 0 then
+    err = string.sub(rec.raw, HEADER_LEN + rec.blen + 1, HEADER_LEN + rec.blen + rec.elen)
+  end
+  if err then
+    local ok, e = pcall(cjson.decode, err)
+    if ok and type(e) == "table" and type(e.name) == "string" then return e.name end
+  end
+  return "Error"
+end
+
+local function failureMember(id, rec)
+  return indexPrefix(errorNameOf(rec)) .. string.format("%013d", rec.fin) .. id
+end
+
+-- The tag index entries of jobs `ids` (their bundles in KEYS[14] name the tags): removed.
+-- Before the bundles themselves are.
+local function dropTags(ids)
+  if not meta.g or #ids == 0 then return end
+  local stored = redis.call("HMGET", KEYS[14], unpack(ids))
+  local members = {}
+  for i = 1, #ids do
+    local b = stored[i]
+    if b and string.byte(b, 1) == 0 then
+      local ok, v = pcall(cjson.decode, string.sub(b, 2))
+      if ok and type(v) == "table" and type(v.g) == "table" then
+        for k = 1, #v.g do members[#members + 1] = indexPrefix(tostring(v.g[k])) .. ids[i] end
+      end
+    end
+  end
+  for i = 1, #members, 7999 do
+    redis.call("ZREM", KEYS[17], unpack(members, i, math.min(i + 7998, #members)))
+  end
+end
+
+-- Index the tags of job `id` (a table of strings). The lane keeps tags from now on.
+local function addTags(id, tags, into)
+  for k = 1, #tags do
+    into[#into + 1] = 0
+    into[#into + 1] = indexPrefix(tags[k]) .. id
+  end
+  if not meta.g then
+    meta.g = true
+    meta.ops = (meta.ops or 0) + 4
+    metaDirty = true
+  end
+end
+
+--@
 -- Finishing a job: record fields, its zset, stats.
 local finishedAdds, FINISHED_KEYS, finishedTouched
 --{
@@ -855,6 +932,20 @@ function flushFinished()
         -- state 7, expired: KEYS[16]
         redis.call("ZADD", FINISHED_KEYS[state] or KEYS[16],
           unpack(adds, i, math.min(i + 7997, #adds)))
+      end
+      if state == FAILED then
+        -- their entries in the failure index (FAILURE GROUPS)
+        local members = {}
+        for i = 2, #adds, 2 do
+          local rec = cache[adds[i]]
+          if type(rec) == "table" and not rec.bad then
+            members[#members + 1] = 0
+            members[#members + 1] = failureMember(adds[i], rec)
+          end
+        end
+        for i = 1, #members, 7998 do
+          redis.call("ZADD", KEYS[18], unpack(members, i, math.min(i + 7997, #members)))
+        end
       end
       finishedAdds[state] = {}
     end
@@ -1037,6 +1128,24 @@ local function maintainNow()
 end
 
 --@
+-- Finished jobs that retention removes: out of the tag and failure indexes first.
+local function forgetFinished(ids, key)
+  if key == KF then
+    load(ids)
+    local members = {}
+    for i = 1, #ids do
+      local rec = cache[ids[i]]
+      if type(rec) == "table" and not rec.bad then
+        members[#members + 1] = failureMember(ids[i], rec)
+      end
+    end
+    if #members > 0 then redis.call("ZREM", KEYS[18], unpack(members)) end
+  end
+  dropTags(ids)
+  -- gone from here on: what this call reads later (a listing) must not find them
+  for i = 1, #ids do cache[ids[i]] = false end
+end
+
 -- Retention of finished jobs by count and age, bounded per call.
 function retention()
   -- The spec's numbers are parsed only for the states this call trims (tonumber costs
@@ -1066,6 +1175,7 @@ function retention()
         if n > maxCount then
           local drop = math.min(n - maxCount, budget)
           local ids = redis.call("ZRANGE", key, 0, drop - 1)
+          forgetFinished(ids, key)
           redis.call("HDEL", KJ, unpack(ids))
           -- and what they stored beyond their records (results, extras), as delete does
           if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
@@ -1080,6 +1190,7 @@ function retention()
       if maxAge and maxAge >= 0 and budget > 0 then
         local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
         if #ids > 0 then
+          forgetFinished(ids, key)
           redis.call("HDEL", KJ, unpack(ids))
           if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
           if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
@@ -1210,6 +1321,7 @@ end
 -- Records removed (delete): so is what they stored beyond them (retention does the same
 -- inline).
 local function dropJobRecords(ids)
+  dropTags(ids)
   redis.call("HDEL", KJ, unpack(ids))
   if meta.r then redis.call("HDEL", KR, unpack(ids)) end
   if meta.x then redis.call("ZREM", KE, unpack(ids)) end
@@ -1258,7 +1370,7 @@ local function mergeReport(stored, report, limit, result)
     end
   end
   if result then b.r = result end
-  if b.p == nil and b.l == nil and b.d == nil then return b.r or false, changed end
+  if b.p == nil and b.l == nil and b.d == nil and b.g == nil then return b.r or false, changed end
   return "\0" .. cjson.encode(b), changed
 end
 
@@ -1338,6 +1450,28 @@ local EVENT_NAMES = {
   "released", "retried", "expired", "promoted", "prioritized", "moved",
 }
 
+-- When the job entered its current state (JobSummary.changedAt; what a search's since and
+-- until compare): a waiting job's due time, a running one's reservation, a finished one's
+-- finish; a delayed one's last history entry (its retry or release), or its put.
+local function changedAtOf(rec)
+  local state = rec.state
+  if state == WAITING or (state == DELAYED and rec.due <= NOW) then return rec.due end
+  if state == ACTIVE then return rec.res end
+  if state == DELAYED then
+    if rec.hcount == 0 then return (timesOf(rec)) end
+    expand(rec)
+    local pos, at = 1, 0
+    for _ = 1, rec.hcount do
+      local a, _, len, nextPos = struct.unpack(HIST_ENTRY, rec.hist, pos)
+      at = a
+      pos = nextPos + len
+    end
+    return at
+  end
+  if rec.fin > 0 then return rec.fin end
+  return rec.due
+end
+
 -- stored: the job's value in KEYS[14] (its result, or its reports and result), if any;
 -- expiresAt: its expiry, if any.
 local function infoJson(id, rec, stored, expiresAt)
@@ -1353,6 +1487,7 @@ local function infoJson(id, rec, stored, expiresAt)
     publishedAt = publishedAtOf(rec), runAt = rec.due,
   }
   if rec.fin > 0 then info.finishedAt = rec.fin end
+  info.changedAt = changedAtOf(rec)
   if rec.err then info.error = rec.err end
   if stored then
     if string.byte(stored, 1) == 0 then
@@ -1360,6 +1495,7 @@ local function infoJson(id, rec, stored, expiresAt)
       if ok and type(b) == "table" then
         info.result, info.progress, info.logsDropped = b.r, b.p, b.d
         if type(b.l) == "table" and #b.l > 0 then info.logs = b.l end
+        if type(b.g) == "table" and #b.g > 0 then info.tags = b.g end
         -- moving (an interrupted move): shown in its state before
         if rec.state == 8 and type(b.m) == "table" then info.state = STATE_NAMES[b.m.s] end
       end
@@ -1416,22 +1552,22 @@ local function tokenAt(tokens, i)
   return (struct.unpack(">d", tokens, 8 * i - 7))
 end
 --@
--- Recurring schedules (capability schedules; scripts schedule and fire). KEYS[17] the
+-- Recurring schedules (capability schedules; scripts schedule and fire). KEYS[19] the
 -- schedules hash: id -> "<revision>\n<nextAt or empty>\n<data>" (data is core's, opaque);
--- KEYS[18] the due index: a zset of the ids that have a next slot, score nextAt.
+-- KEYS[20] the due index: a zset of the ids that have a next slot, score nextAt.
 -- Writes schedule `id` if its revision is still `expect` ("" any; "0" none stored yet):
 -- returns the new revision, or -1 (stale) and writes nothing.
 local function scheduleWrite(id, expect, nextAt, data)
-  local old = redis.call("HGET", KEYS[17], id)
+  local old = redis.call("HGET", KEYS[19], id)
   local revision = 0
   if old then revision = tonumber(string.match(old, "^(%d+)\n")) or 0 end
   if expect ~= "" and tonumber(expect) ~= revision then return -1 end
   revision = revision + 1
-  redis.call("HSET", KEYS[17], id, revision .. "\n" .. nextAt .. "\n" .. data)
+  redis.call("HSET", KEYS[19], id, revision .. "\n" .. nextAt .. "\n" .. data)
   if nextAt == "" then
-    redis.call("ZREM", KEYS[18], id)
+    redis.call("ZREM", KEYS[20], id)
   else
-    redis.call("ZADD", KEYS[18], nextAt, id)
+    redis.call("ZADD", KEYS[20], nextAt, id)
   end
   return revision
 end

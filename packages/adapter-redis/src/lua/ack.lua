@@ -1,5 +1,5 @@
 -- tasklane: ack — active jobs whose lock is current go to succeeded.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the locks' ids, then their tokens packed (see lockIds).
 --       With results or reports: ARGV[7] "", ARGV[8] the lane's logLimit, then one result
 --       per lock ("" = none: encoded JSON is never empty), then one report per lock (""

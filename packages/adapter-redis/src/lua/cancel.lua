@@ -1,6 +1,6 @@
 -- tasklane: cancel — waiting, delayed or active jobs go to canceled. The holder of an active
 -- one learns it from its next ack/nack/extend ("canceled") and from a "canceled" event.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: one integer per id: 1 canceled, 2 finished, 0 not found.
 

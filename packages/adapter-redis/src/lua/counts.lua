@@ -1,6 +1,6 @@
 -- tasklane: counts — exact counts per state (after promoting due jobs and reclaiming
 -- expired leases, so due delayed jobs count as waiting).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6
 -- Returns: { waiting, delayed, active, succeeded, failed, canceled, paused (0/1), expired }
 

@@ -1,5 +1,5 @@
 -- tasklane: delete — remove jobs that are not active (nor being moved: lua/move-out.lua).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: how many were removed.
 
@@ -15,7 +15,7 @@ local ZSET_OF = {
   [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
 }
 local seen = {}
-local entombed = {}
+local entombed, unfailed = {}, {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -45,6 +45,7 @@ for i = 1, #ids do
       else
         local list = rem[ZSET_OF[state]]
         list[#list + 1] = id
+        if state == FAILED then unfailed[#unfailed + 1] = failureMember(id, rec) end
       end
       if rec.ref then deref(rec.ref) end
       seen[id] = true
@@ -58,6 +59,7 @@ end
 for key, members in pairs(rem) do
   if #members > 0 then redis.call("ZREM", key, unpack(members)) end
 end
+if #unfailed > 0 then redis.call("ZREM", KEYS[18], unpack(unfailed)) end
 if #removed > 0 then dropJobRecords(removed) end
 entomb(entombed)
 flushAll()

@@ -1,5 +1,5 @@
 -- tasklane: extend — move the lease of active jobs whose lock is current.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] leaseMs; then the locks' ids, then their tokens packed (see
 --       lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.

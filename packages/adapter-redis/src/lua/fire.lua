@@ -1,7 +1,7 @@
 -- tasklane: fire — fire a recurring schedule in one step: if its revision is still the
 -- expected one, write it (its next slot, its run count) and put the slots' jobs; otherwise
 -- write nothing. This file is the prologue: scripts.ts appends put.lua's body to it.
--- KEYS: the sixteen lane keys (see _common.lua); KEYS[17], KEYS[18] as in schedule.lua
+-- KEYS: the eighteen lane keys (see _common.lua); KEYS[19], KEYS[20] as in schedule.lua
 -- ARGV: common 1..6; ARGV[7] id, ARGV[8] expected revision, ARGV[9] nextAt ("" none),
 --       ARGV[10] data; then put's own arguments (flags, layout, jobs), which become ARGV[7]
 --       onwards before put's body runs.

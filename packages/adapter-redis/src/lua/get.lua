@@ -1,6 +1,6 @@
 -- tasklane: get — one job by id (after promoting due jobs and reclaiming expired leases, so
 -- the job is shown where it now is).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] id
 -- Returns: the job as JSON text, or nil.
 

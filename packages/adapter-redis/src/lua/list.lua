@@ -3,7 +3,7 @@
 -- pages by absolute position (meta lp counts every id ever popped, so positions survive
 -- pops; cancel and delete leave tombstones rather than shifting the list; an id that is
 -- in it more than once is listed at its last place, see TOMBSTONES in _common.lua).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] state (1..7); ARGV[8] cursor ("" = start); ARGV[9] page size
 -- Returns: { next cursor ("" = done), job JSON... }
 

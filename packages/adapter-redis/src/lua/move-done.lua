@@ -2,7 +2,7 @@
 -- target leave this lane; those it refused (the target holds another job with the id)
 -- come back (waiting, or where they were: delayed, failed). Only jobs still marked by the
 -- move's token are touched.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then 3 per job: id, its move's token, "1" moved / "0" refused
 -- Returns: how many left the lane.
 
@@ -42,7 +42,7 @@ for i = 1, #ids do
       -- refused: back where it was (an active one, whose lease is fenced, waiting)
       bundle.m = nil
       local value = bundle.r
-      if next(bundle) ~= nil and (bundle.p or bundle.l or bundle.d) then
+      if next(bundle) ~= nil and (bundle.p or bundle.l or bundle.d or bundle.g) then
         value = "\0" .. cjson.encode(bundle)
       end
       if value then

@@ -2,7 +2,7 @@
 -- this lane by id, with their history (plus "moved", detail the source lane), results,
 -- reports and expiry. Idempotent: a job already here from the same move (its token in its
 -- bundle, field k) is done already.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] the source lane; then 2 per job: id, move-out's JSON for it
 -- Returns: one integer per job: 1 moved (or moved already), 3 duplicate (this lane holds
 --          another job with this id).
@@ -21,7 +21,7 @@ local stored = redis.call("HMGET", KR, unpack(ids))
 
 local wasEmpty = meta.wl == 0 and redis.call("ZCARD", KP) == 0
 local out = {}
-local delayedAdd, expiries, sets = {}, {}, {}
+local delayedAdd, expiries, sets, tagged = {}, {}, {}, {}
 local earliest = nil
 for i = 1, #ids do
   local id, job = ids[i], jobs[i]
@@ -80,6 +80,8 @@ for i = 1, #ids do
     end
     bundle.m = nil
     bundle.k = job.k
+    -- its tags are indexed here (TAGS)
+    if type(bundle.g) == "table" and #bundle.g > 0 then addTags(id, bundle.g, tagged) end
     sets[#sets + 1] = id
     sets[#sets + 1] = "\0" .. cjson.encode(bundle)
     local e = tonumber(job.e)
@@ -99,6 +101,9 @@ if #sets > 0 then
     meta.r = true
     meta.ops = (meta.ops or 0) + 1
   end
+end
+for i = 1, #tagged, 7998 do
+  redis.call("ZADD", KEYS[17], unpack(tagged, i, math.min(i + 7997, #tagged)))
 end
 if #expiries > 0 then
   redis.call("ZADD", KE, unpack(expiries))

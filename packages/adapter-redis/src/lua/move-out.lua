@@ -5,7 +5,7 @@
 -- results and reports in KEYS[14] (bundle field m, see REPORTS). Its holder, and watchers,
 -- learn it from a "put" event naming the target. A job marked by an earlier, interrupted
 -- move continues that move (to its first target, with its token).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] target lane; ARGV[8] move token; then 2 per job: id, "1" when
 --       the target already holds a job with this id ("" otherwise)
 -- Returns: 2 per job: status (1 marked, 0 not found, 2 finished, 3 duplicate) and, when
@@ -26,6 +26,7 @@ local expiries = expiriesOf(ids)
 
 local out = {}
 local pRem, dRem, aRem, fRem, entombed, marked = {}, {}, {}, {}, {}, {}
+local unfailed = {}
 local sets = {}
 for i = 1, #ids do
   local id = ids[i]
@@ -67,6 +68,7 @@ for i = 1, #ids do
       aRem[#aRem + 1] = id
     else
       fRem[#fRem + 1] = id
+      unfailed[#unfailed + 1] = failureMember(id, rec)
     end
     -- What the target makes of it: an active job is due now and its interrupted delivery
     -- does not count; a failed one leaves the dead letter set as with retryFailed.
@@ -118,7 +120,10 @@ end
 if #pRem > 0 then redis.call("ZREM", KP, unpack(pRem)) end
 if #dRem > 0 then redis.call("ZREM", KD, unpack(dRem)) end
 if #aRem > 0 then redis.call("ZREM", KA, unpack(aRem)) end
-if #fRem > 0 then redis.call("ZREM", KF, unpack(fRem)) end
+if #fRem > 0 then
+  redis.call("ZREM", KF, unpack(fRem))
+  redis.call("ZREM", KEYS[18], unpack(unfailed))
+end
 entomb(entombed)
 if #sets > 0 then
   redis.call("HSET", KR, unpack(sets))

@@ -1,5 +1,5 @@
 -- tasklane: nack — a failed attempt: back to delayed/waiting at runAt, or dead (failed).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then 5 per item: id, token, runAt ("" = dead), error JSON,
 --       history detail (error message for a retry, reason for a dead job); then, when
 --       items carry reports, the lane's logLimit and the reports as a JSON array of one

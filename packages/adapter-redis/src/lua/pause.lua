@@ -1,5 +1,5 @@
 -- tasklane: pause — pause (ARGV[7] = "1") or resume ("0") the lane.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "1" pause / "0" resume
 -- Returns: 1
 

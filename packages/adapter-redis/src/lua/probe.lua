@@ -1,7 +1,7 @@
 -- tasklane: probe — how many due jobs a reserve could take now (after promoting due jobs and
 -- reclaiming expired leases, as reserve does first; at most BUDGET of each per call, so
 -- due delayed jobs left over are counted too).
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6
 -- Returns: the number of jobs.
 

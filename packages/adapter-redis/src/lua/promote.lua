@@ -1,6 +1,6 @@
 -- tasklane: promote — delayed jobs become due now (capability promote): waiting, due at
 -- this call's time, in their put order among jobs due then.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
 -- Returns: one integer per id: 1 ok (promoted, or waiting already), 2 wrong state, 0 not
 -- found.

@@ -1,6 +1,6 @@
 -- tasklane: release — hand active jobs back, due again at once and at their place (their due
 -- time stays), or delayed until a runAt given (ctx.retryAfter), without counting the delivery.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "" (every job due at once) or one ">d" runAt per lock (0: due
 --       at once); then the locks' ids, then their tokens packed (see lockIds). With
 --       reports: ARGV[8] "", ARGV[9] the lane's logLimit, then one report per lock ("" =

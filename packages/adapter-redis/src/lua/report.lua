@@ -2,7 +2,7 @@
 -- extend: stored only for a current lock ("ok"), with the job's result and reports in
 -- KEYS[14] (see REPORTS in _common.lua); a "progress" lifecycle event for each job whose
 -- report stored something.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] the lane's logLimit; then one report per lock (JSON, see
 --       REPORTS); then the locks' ids, then their tokens packed (see lockIds)
 -- Returns: one integer per lock: 1 ok, 2 canceled, 0 lost.

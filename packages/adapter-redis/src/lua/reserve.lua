@@ -1,6 +1,6 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs; ARGV[9] startNow (absent: limit): the
 --   jobs taken after the first startNow are prefetched, unless suspects
 -- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a

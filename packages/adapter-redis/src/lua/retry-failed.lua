@@ -1,5 +1,5 @@
 -- tasklane: retry-failed — failed jobs back to waiting, due now, attempt reset to 0.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "*" for every failed job (at most 1000 per call) or "ids";
 --       then the job ids
 -- Returns: { moved, more } (more = 1 when "*" left failed jobs for another call)
@@ -16,7 +16,7 @@ end
 load(ids)
 
 local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0
-local moved = {}
+local moved, unfailed = {}, {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -28,6 +28,7 @@ for i = 1, #ids do
     meta.wl = meta.wl + 1
     metaDirty = true
   elseif rec and not rec.bad and rec.state == FAILED then
+    unfailed[#unfailed + 1] = failureMember(id, rec)
     rec.attempt = 0
     rec.stalls = 0
     rec.skip = false
@@ -40,6 +41,7 @@ for i = 1, #ids do
     moved[#moved + 1] = id
   end
 end
+if #unfailed > 0 then redis.call("ZREM", KEYS[18], unpack(unfailed)) end
 if #moved > 0 then
   redis.call("ZREM", KF, unpack(moved))
   -- Retried by hand: an operator wants it run, whatever its expiry said (EXPIRY).

@@ -1,5 +1,5 @@
 -- tasklane: schedule — write, remove or read the lane's recurring schedules.
--- KEYS: the sixteen lane keys (see _common.lua); KEYS[17] the schedules hash, KEYS[18] the
+-- KEYS: the eighteen lane keys (see _common.lua); KEYS[19] the schedules hash, KEYS[20] the
 --       due index (see scheduleWrite in _common.lua)
 -- ARGV: common 1..6; ARGV[7] the operation:
 --   "put" ARGV[8] id, ARGV[9] expected revision ("" any, "0" none yet), ARGV[10] nextAt
@@ -12,12 +12,12 @@ local op = ARGV[7]
 if op == "put" then
   return scheduleWrite(ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 elseif op == "del" then
-  redis.call("ZREM", KEYS[18], ARGV[8])
-  return redis.call("HDEL", KEYS[17], ARGV[8])
+  redis.call("ZREM", KEYS[20], ARGV[8])
+  return redis.call("HDEL", KEYS[19], ARGV[8])
 elseif op == "due" then
-  local ids = redis.call("ZRANGEBYSCORE", KEYS[18], "-inf", ARGV[8], "LIMIT", 0, ARGV[9])
+  local ids = redis.call("ZRANGEBYSCORE", KEYS[20], "-inf", ARGV[8], "LIMIT", 0, ARGV[9])
   if #ids == 0 then return {} end
-  local texts = redis.call("HMGET", KEYS[17], unpack(ids))
+  local texts = redis.call("HMGET", KEYS[19], unpack(ids))
   local out = {}
   for i = 1, #ids do
     if texts[i] then

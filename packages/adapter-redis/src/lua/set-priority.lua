@@ -2,7 +2,7 @@
 -- changePriority). A waiting job moves to its place under the new priority, keeping its
 -- due time and put order; a delayed one takes it when it falls due. Its record is
 -- rewritten (extended layout, see JOB RECORDS): the priority is in the body's prefix.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] the priority (an integer of 16 bits); then the job ids
 -- Returns: one integer per id: 1 ok, 2 wrong state (not waiting or delayed), 0 not found.
 

@@ -2,7 +2,7 @@
 -- ARGV[7] ms from now, every finish and departure is published, lifecycle events on or off
 -- (see WATCHING in _common.lua). Watchers renew it while they watch; it lapses by itself,
 -- so a watcher that died costs nothing for long.
--- KEYS: the sixteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] how long, ms
 -- Returns: 1
 
