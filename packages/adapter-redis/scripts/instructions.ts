@@ -11,7 +11,10 @@
  *
  * Cases (default: all): put, reserve, reserveByRef, ack (one job a call); put1000 (1,000
  * fresh ids a call); reserve100, ack100, extend100, nack100 (100 jobs a call); reserve10
- * (10 a call) and reserve10Prefetch (the same with startNow 2, as a worker sends it).
+ * (10 a call) and reserve10Prefetch (the same with startNow 2, as a worker sends it);
+ * put1000Tags, ack100Tags (the same with two tags per job: the tag index's cost, at put
+ * and when retention removes the jobs), dead100 (100 jobs failed a call: the failure
+ * index's).
  * SCRIPTING=eval counts the EVAL form (default: the function library). COLLECT=scripts
  * counts only inside FCALL and EVALSHA: the whole server's count also holds its clock
  * tick (serverCron, ten times a second, however many calls fit in it under valgrind), which
@@ -34,13 +37,34 @@ interface Case {
   run(q: LaneStore, count: (work: () => Promise<unknown>) => Promise<void>): Promise<void>;
 }
 
-/** n fresh jobs as core's publishMany makes them (one publishedAt: put's packed layout). */
+/**
+ * n fresh jobs as core's publishMany makes them (one publishedAt: put's packed layout),
+ * with two tags each when `tagged`.
+ */
+let tagged = false;
 const jobs = (n: number) => {
   const publishedAt = Date.now();
   return Array.from({ length: n }, (_, i) =>
-    newJob({ freshId: true, payload: `{"i":${i}}`, publishedAt }),
+    newJob({
+      freshId: true,
+      payload: `{"i":${i}}`,
+      publishedAt,
+      ...(tagged ? { tags: [`tenant:${i % 10}`, "import"] } : {}),
+    }),
   );
 };
+/** The case, its jobs tagged (see jobs). */
+const withTags = (c: Case): Case => ({
+  ...c,
+  async run(q, count) {
+    tagged = true;
+    try {
+      await c.run.call(this, q, count);
+    } finally {
+      tagged = false;
+    }
+  },
+});
 const reserve = async (q: LaneStore, limit: number, startNow?: number) =>
   (
     await q.reserve({
@@ -143,6 +167,18 @@ const CASES: Record<string, Case> = {
       });
     },
   },
+  dead100: {
+    calls: 10,
+    jobs: 100,
+    async run(q, count) {
+      const error = { name: "Error", message: "boom", reason: "error" as const };
+      for (let i = 0; i < this.calls; i++) {
+        await q.put(jobs(this.jobs));
+        const got = await reserve(q, this.jobs);
+        await count(() => q.nack(got.map((j) => ({ lock: j.lock, error, dead: true }))));
+      }
+    },
+  },
   nack100: {
     calls: 10,
     jobs: 100,
@@ -157,6 +193,8 @@ const CASES: Record<string, Case> = {
     },
   },
 };
+CASES.put1000Tags = withTags(CASES.put1000 as Case);
+CASES.ack100Tags = withTags(CASES.ack100 as Case);
 
 async function measure(name: string, c: Case, scripting: ScriptingMode): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "tasklane-callgrind-"));

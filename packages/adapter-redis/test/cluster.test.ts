@@ -117,7 +117,34 @@ describe("redis cluster", () => {
       expect(await q.promote([later.id])).toEqual(["ok"]);
       const [promoted] = (await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 })).jobs;
       expect([promoted?.id, promoted?.priority]).toEqual([later.id, 7]);
+      // tags, search and failure groups: the indexes are keys of the lane's slot too
+      const tagged = job({ tags: ["tenant:7", name] });
+      await q.put([tagged]);
+      expect((await q.listPage({ tag: name })).jobs.map((j) => j.id)).toEqual([tagged.id]);
+      expect(await q.count({ tag: "tenant:7", state: "waiting" })).toBe(1);
+      await q.nack([
+        {
+          lock: promoted!.lock,
+          dead: true,
+          error: { name: "Boom", message: "m", reason: "error" },
+        },
+      ]);
+      expect((await q.failures()).map((g) => [g.lane, g.group, g.count, g.sample.jobId])).toEqual([
+        [name, "Boom", 1, later.id],
+      ]);
+      expect(
+        (await q.listPage({ state: "failed", errorName: "Boom" })).jobs.map((j) => j.id),
+      ).toEqual([later.id]);
     }
+    // A tagged job moved: found by its tag in the target, no more in the source.
+    const fromTagged = await adapter.lane("ops-1", opts);
+    const [taggedJob] = (await fromTagged.listPage({ tag: "ops-1" })).jobs;
+    expect(await fromTagged.move([taggedJob!.id], await adapter.lane("ops-2", opts))).toEqual([
+      "moved",
+    ]);
+    expect(await fromTagged.count({ tag: "ops-1" })).toBe(0);
+    const inTarget = (await (await adapter.lane("ops-2", opts)).listPage({ tag: "ops-1" })).jobs;
+    expect(inTarget.map((j) => [j.id, j.tags])).toEqual([[taggedJob!.id, ["tenant:7", "ops-1"]]]);
     // A move between lanes of different slots (and nodes): the contract's three steps.
     const from = await adapter.lane("ops-0", opts);
     const to = await adapter.lane("ops-2", opts);

@@ -1,11 +1,20 @@
 /**
  * Random operations from three adapters on one lane (seeded, no timing-dependent
  * transitions): counts always equal what list() streams per state, no job is handed out
- * twice while held or after it finished, the waiting-list counter matches the records, and
- * every put call's header (by-ref records) counts exactly the records that refer to it.
+ * twice while held or after it finished, the waiting-list counter matches the records,
+ * every put call's header (by-ref records) counts exactly the records that refer to it,
+ * and the tag and failure indexes hold exactly the jobs that carry a tag and the failed
+ * jobs (searches by them list what the full listing shows).
  */
 import { randomUUID } from "node:crypto";
-import type { JobState, Lock, NewJob } from "@tasklane/core/adapter";
+import type {
+  JobInfo,
+  JobState,
+  LaneStore,
+  ListFilter,
+  Lock,
+  NewJob,
+} from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisAdapter, type RedisAdapter } from "../src/index.ts";
@@ -64,13 +73,59 @@ const STATES: JobState[] = [
   "expired",
 ];
 
+/** How much the index checks compared, over the run (each must have compared something). */
+const indexChecks = { tagged: 0, failed: 0 };
+
+/** Every page of a search, its ids sorted. */
+async function searchIds(q: LaneStore, filter: ListFilter): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await q.listPage!({ ...filter, pageSize: 5, fields: "summary" }, cursor);
+    ids.push(...page.jobs.map((j) => j.id));
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return ids.sort();
+}
+
+/**
+ * The tag and failure indexes against the full listing `all`: each tag's search lists
+ * exactly the jobs carrying it, each failure group counts exactly the failed jobs of its
+ * error name, and neither index holds an entry more (raw sizes).
+ */
+async function checkIndexes(q: LaneStore, all: JobInfo[]): Promise<void> {
+  const keys = laneKeys(prefix, "random").all;
+  let entries = 0;
+  for (const tag of ["red", "blue", "r", "red:1"]) {
+    const want = all.filter((j) => j.tags?.includes(tag)).map((j) => j.id);
+    expect(await searchIds(q, { tag })).toEqual(want.sort());
+    expect(await q.count!({ tag })).toBe(want.length);
+    entries += want.length;
+    indexChecks.tagged += want.length;
+  }
+  expect(await raw.zcard(keys[16] as string)).toBe(entries);
+  const failed = all.filter((j) => j.state === "failed");
+  const groups = new Map<string, number>();
+  for (const j of failed) groups.set(j.error!.name, (groups.get(j.error!.name) ?? 0) + 1);
+  const got = await q.failures!();
+  expect(new Map(got.map((g) => [g.group, g.count]))).toEqual(groups);
+  for (const [name] of groups) {
+    const want = failed.filter((j) => j.error?.name === name).map((j) => j.id);
+    expect(await searchIds(q, { state: "failed", errorName: name })).toEqual(want.sort());
+  }
+  expect(await raw.zcard(keys[17] as string)).toBe(failed.length);
+  indexChecks.failed += failed.length;
+  // a search state by state lists what list() does
+  expect(await searchIds(q, {})).toEqual(all.map((j) => j.id).sort());
+}
+
 describe("random operations", () => {
   it("keep counts, lists and fencing consistent", async () => {
     const options = {
       maxStalls: 2,
       historyLimit: 5,
       maxConcurrency: 40,
-      retention: { succeeded: { maxCount: 50 } },
+      retention: { succeeded: { maxCount: 50 }, failed: { maxCount: 15 } },
     };
     const lanes = await Promise.all(adapters.map((a) => a.lane("random", options)));
     let seed = 7;
@@ -82,7 +137,9 @@ describe("random operations", () => {
     const known: string[] = [];
     const finished = new Set<string>();
     const held = new Map<string, { q: number; lock: Lock }>();
-    const error = { name: "E", message: "m", reason: "error" as const };
+    const TAGS = ["red", "blue", "r", "red:1"];
+    const NAMES = ["E", "TypeError", "E2"];
+    const errorOf = () => ({ name: pick(NAMES), message: "m", reason: "error" as const });
     let byRefSeen = 0;
     let lateSeen = 0;
     for (let round = 1; round <= 300; round++) {
@@ -101,6 +158,7 @@ describe("random operations", () => {
           payload: "{}",
           priority: mixed && rand() < 0.3 ? Math.floor(rand() * 10) - 5 : shared,
           publishedAt,
+          ...(rand() < 0.4 ? { tags: TAGS.filter(() => rand() < 0.5) } : {}),
         }));
         if (rand() < 0.5 && !jobs.some((j) => known.includes(j.id))) {
           for (const j of jobs) j.freshId = true;
@@ -137,9 +195,9 @@ describe("random operations", () => {
             expect(await hq.ack([h.lock])).toEqual(["ok"]);
             finished.add(id);
           } else if (kind < 0.7) {
-            expect(await hq.nack([{ lock: h.lock, runAt: 0, error }])).toEqual(["ok"]);
+            expect(await hq.nack([{ lock: h.lock, runAt: 0, error: errorOf() }])).toEqual(["ok"]);
           } else if (kind < 0.85) {
-            expect(await hq.nack([{ lock: h.lock, dead: true, error }])).toEqual(["ok"]);
+            expect(await hq.nack([{ lock: h.lock, dead: true, error: errorOf() }])).toEqual(["ok"]);
             finished.add(id);
           } else {
             expect(await hq.release([{ lock: h.lock, uncounted: true }])).toEqual(["ok"]);
@@ -156,6 +214,11 @@ describe("random operations", () => {
             expect(await lanes[h.q]!.ack([h.lock])).toEqual(["canceled"]);
           }
         }
+      } else if (r < 0.95 && known.length > 0) {
+        // failed jobs back to waiting, by id (some not failed: refused)
+        const ids = Array.from({ length: 3 }, () => pick(known));
+        await q.retryFailed?.(ids);
+        for (const id of ids) if (!held.has(id)) finished.delete(id);
       } else if (known.length > 0) {
         const id = pick(known);
         if ((await q.delete([id])) === 1) {
@@ -167,15 +230,18 @@ describe("random operations", () => {
         const counts = await q.counts();
         const listed: Record<string, number> = {};
         let listedIds = 0;
+        const all: JobInfo[] = [];
         for (const state of STATES) {
           listed[state] = 0;
           for await (const info of q.list({ state, pageSize: 7 })) {
             expect(info.state).toBe(state);
             listed[state] = (listed[state] ?? 0) + 1;
             if (state === "waiting" && info.priority === 0) listedIds++;
+            all.push(info);
           }
         }
         expect(listed).toEqual(counts);
+        await checkIndexes(q, all);
         expect(counts.active).toBe(held.size);
         // every id in the waiting list is a listed job of priority 0 that did not arrive
         // late (those wait in the priority zset with score 0) or a counted tombstone
@@ -196,6 +262,8 @@ describe("random operations", () => {
     // some checkpoint
     expect(byRefSeen).toBeGreaterThan(0);
     expect(lateSeen).toBeGreaterThan(0);
+    expect(indexChecks.tagged).toBeGreaterThan(0);
+    expect(indexChecks.failed).toBeGreaterThan(0);
     // everything finishes (the held jobs first: they take maxConcurrency's slots), and no
     // call header outlives its records
     for (const [, h] of held) await lanes[h.q]!.ack([h.lock]);

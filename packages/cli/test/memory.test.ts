@@ -4,8 +4,8 @@
  * `TASKLANE_ADAPTER=memory`, since a memory adapter's jobs live in the process that made
  * it; this module makes them inside the CLI's process instead, the same jobs on every run,
  * and with APP_DUMP writes every job to a file when the CLI closes the adapter, so a test
- * sees what a command changed. Redis, whose adapter declares these capabilities false for
- * now, exits 3 for each: redis.test.ts.
+ * sees what a command changed. redis.test.ts runs the same commands against the Redis
+ * adapter's indexes; sqs.test.ts shows them refused where the backend cannot.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -622,37 +622,78 @@ describe("configuration", () => {
     expect(ndjson<JobInfo>(stdout).map((j) => j.id)).toEqual(["from-config"]);
   });
 
-  it.each([
-    [["failures"], "The redis adapter does not support failure groups (capability failureGroups)"],
-    [
-      ["jobs", "list", "--tag", "vip"],
-      "The redis adapter does not support tags (capability tags): --tag needs it",
-    ],
-    [
-      ["jobs", "list", "--state", "failed", "--error-name", "TypeError", "--since", "1h"],
-      "The redis adapter does not support searching jobs (capability search): --error-name, --since need it; --task is checked by the CLI",
-    ],
-    [
-      ["jobs", "retry", "--all", "--lane", "default", "--error-name", "TypeError"],
-      "The redis adapter does not support searching jobs (capability search): --error-name needs it; --task is checked by the CLI",
-    ],
-    [
-      ["enqueue", "flaky", '{"n":1}', "--tag", "vip"],
-      "The redis adapter does not support tags (capability tags): --tag needs it",
-    ],
-  ])("%j exits 3, naming what the backend lacks, and changes nothing", async (args, message) => {
+  it("failures, --tag, --error-name and --since search the Redis indexes; retry by group; enqueue --tag", async () => {
     const prefix = newPrefix();
     const app = createApp(prefix);
-    await app.publish(flaky, { n: freshN() }, { jobId: "j1" });
-    const before = await app.lane("default").get("j1");
-    const { code, stdout, stderr } = await runCli(args, { env: cliEnv(prefix) });
-    expect({ code, stdout, stderr }).toEqual({
-      code: 3,
-      stdout: "",
-      stderr: `error: ${message}\n`,
-    });
-    expect(await app.lane("default").get("j1")).toEqual(before);
-    expect(await counts(app)).toMatchObject({ waiting: 1 });
+    const [ok, bad1, bad2] = [freshN(), freshN(), freshN()];
+    failing.add(bad1);
+    failing.add(bad2);
+    const published = await app.publishMany(flaky, [
+      { payload: { n: ok }, tags: ["vip"] },
+      { payload: { n: bad1 }, tags: ["vip", "batch:7"] },
+      { payload: { n: bad2 } },
+    ]);
+    const [okId, bad1Id, bad2Id] = published.map((p) => p.id);
+    const worker = app.worker();
+    await worker.start();
+    await waitFor(async () => (await counts(app)).failed === 2, "two jobs to fail");
+    await worker.stop();
+    const env = { env: cliEnv(prefix) };
+
+    const groups = await runCli(["failures", "--json"], env);
+    expect(groups.code).toBe(0);
+    const [group] = ndjson<{
+      lane: string;
+      group: string;
+      count: number;
+      sample: { jobId: string };
+    }>(groups.stdout);
+    expect(group).toMatchObject({ lane: "default", group: "UnrecoverableError", count: 2 });
+    expect([bad1Id, bad2Id]).toContain(group?.sample.jobId);
+
+    const ids = async (args: string[]) => {
+      const r = await runCli(["jobs", "list", ...args, "--json"], env);
+      expect(r.stderr).toBe("");
+      return ndjson<JobInfo>(r.stdout)
+        .map((j) => j.id)
+        .sort();
+    };
+    expect(await ids(["--tag", "vip"])).toEqual([okId, bad1Id].sort());
+    expect(await ids(["--tag", "batch:7", "--state", "failed"])).toEqual([bad1Id]);
+    expect(
+      await ids(["--state", "failed", "--error-name", "UnrecoverableError", "--since", "1h"]),
+    ).toEqual([bad1Id, bad2Id].sort());
+    expect(await ids(["--state", "failed", "--error-name", "TypeError"])).toEqual([]);
+
+    failing.delete(bad1);
+    failing.delete(bad2);
+    const retried = await runCli(
+      [
+        "jobs",
+        "retry",
+        "--all",
+        "--lane",
+        "default",
+        "--error-name",
+        "UnrecoverableError",
+        "--json",
+      ],
+      env,
+    );
+    expect(ndjson(retried.stdout)).toEqual([
+      { lane: "default", action: "retry", matched: 2, changed: 2 },
+    ]);
+    expect(await counts(app)).toMatchObject({ failed: 0, waiting: 2 });
+    expect((await runCli(["failures"], env)).stderr).toBe("no failed jobs\n");
+
+    const n = freshN();
+    const enqueued = await runCli(
+      ["enqueue", "flaky", `{"n":${n}}`, "--job-id", `tagged-${n}`, "--tag", "vip,new"],
+      env,
+    );
+    expect(enqueued.code).toBe(0);
+    expect(await ids(["--tag", "new"])).toEqual([`tagged-${n}`]);
+    expect((await app.lane("default").get(`tagged-${n}`))?.tags).toEqual(["vip", "new"]);
   });
 
   it("schedules lists every lane's recurring schedules, as a table or NDJSON", async () => {

@@ -121,6 +121,9 @@ describe("the operator endpoints on Redis", () => {
     const { body } = await call(`${srv.url}/`);
     const caps = (body.adapter as { capabilities: Record<string, unknown> }).capabilities;
     const has = [
+      "tags",
+      "search",
+      "failureGroups",
       "results",
       "waitFor",
       "reports",
@@ -132,48 +135,47 @@ describe("the operator endpoints on Redis", () => {
       "schedules",
     ];
     for (const name of has) expect(caps[name], name).toBe(true);
-    for (const name of ["tags", "search", "failureGroups"]) expect(caps[name], name).toBe(false);
     expect(body.notYetSupported).toEqual([]);
   });
 
-  it("answers 501 naming the capability Redis lacks, after checking the input, and changes nothing", async () => {
-    const { id } = await here.publish(sendEmail, { to: "a@example.com", subject: "s" });
-    const before = await here.lane("default").get(id);
-    const cases: Array<[string, string, unknown, string]> = [
-      [
-        "POST",
-        "/lanes/default/jobs/delete",
-        { filter: { state: "failed", errorName: "E" } },
-        "search",
-      ],
-      ["GET", "/lanes/default/failure-groups", undefined, "failureGroups"],
-      ["GET", "/failure-groups", undefined, "failureGroups"],
-      ["GET", "/lanes/default/jobs", undefined, "search"],
-      ["GET", "/lanes/default/jobs?state=waiting&task=send-email", undefined, "search"],
-      ["GET", "/lanes/default/jobs?state=waiting&cursor=c1.x", undefined, "search"],
-      ["GET", "/lanes/default/jobs?state=waiting&tag=vip", undefined, "tags"],
-      ["GET", "/lanes/default/count?errorName=TypeError", undefined, "search"],
-      [
-        "POST",
-        "/tasks/send-email/jobs",
-        { payload: { to: "a@example.com", subject: "s" }, tags: ["vip"] },
-        "tags",
-      ],
-    ];
-    for (const [method, path, body, capability] of cases) {
-      const answer = await call(`${srv.url}${path}`, { method, body });
-      expect(answer.status, path).toBe(501);
-      expect(answer.body, path).toMatchObject({ code: "UNSUPPORTED", capability });
-      expect(answer.body.message, path).toContain("The redis adapter does not support");
-    }
-    // Input is checked first: a bad one is a 400.
-    const badMove = await call(`${srv.url}/lanes/default/jobs/${id}/move`, {
+  it("searches by tag, task and error name, groups failures and deletes a group, on Redis", async () => {
+    const tagged = await call(`${srv.url}/tasks/send-email/jobs`, {
       method: "POST",
-      body: { toLane: "nowhere" },
+      body: { payload: { to: "t@example.com", subject: "s" }, tags: ["vip"] },
     });
-    expect(badMove).toMatchObject({ status: 400, body: { field: "toLane" } });
-    expect(await here.lane("default").get(id)).toEqual(before);
-    expect(await here.lane("low").get(id)).toBeUndefined();
+    expect(tagged.status).toBe(201);
+    const taggedId = tagged.body.id as string;
+    const byTag = await ndjson(`${srv.url}/lanes/default/jobs?state=waiting&tag=vip`);
+    expect(byTag.map((j) => [j.id, j.tags])).toEqual([[taggedId, ["vip"]]]);
+    const byTask = await ndjson(`${srv.url}/lanes/default/jobs?state=waiting&task=send-email`);
+    expect(byTask.map((j) => j.id)).toContain(taggedId);
+    const failed = await elsewhere.publishMany(alwaysFails, [
+      { payload: { n: 1 } },
+      { payload: { n: 2 } },
+    ]);
+    const worker = elsewhere.worker({ concurrency: 2, lanes: ["default"] });
+    await worker.start();
+    await waitFor(
+      async () =>
+        (await here.lane("default").count({ state: "failed", errorName: "UnrecoverableError" })) ===
+        2,
+      "two failures",
+    );
+    await worker.stop();
+    const groups = await call(`${srv.url}/lanes/default/failure-groups`);
+    expect(groups.status).toBe(200);
+    expect(groups.body).toMatchObject({
+      groups: [{ lane: "default", group: "UnrecoverableError", count: 2 }],
+    });
+    const counted = await call(`${srv.url}/lanes/default/count?errorName=UnrecoverableError`);
+    expect(counted.body).toMatchObject({ count: 2 });
+    const deleted = await call(`${srv.url}/lanes/default/jobs/delete`, {
+      method: "POST",
+      body: { filter: { state: "failed", errorName: "UnrecoverableError" } },
+    });
+    expect(deleted.body).toEqual({ matched: 2, changed: 2, more: false });
+    for (const { id } of failed) expect(await here.lane("default").get(id)).toBeUndefined();
+    expect((await call(`${srv.url}/failure-groups`)).body).toMatchObject({ groups: [] });
   });
 
   it("changes a job's priority, moves it to another lane and lists schedules, on Redis", async () => {
