@@ -4,23 +4,23 @@ import {
   type CancelResult,
   type ChangeResult,
   ConfigError,
-  type FailureGroup,
-  type JobFilter,
-  type JobPage,
-  type JobSummary,
-  type ListFilter,
   type DayStats,
   emptyDayStats,
+  type FailureGroup,
   HISTOGRAM_SIZE,
   type JobError,
   type JobEvent,
+  type JobFilter,
   type JobInfo,
   type JobLogLine,
+  type JobPage,
   type JobReport,
   type JobState,
+  type JobSummary,
   type LaneCounts,
   type LaneStore,
   type LaneStoreOptions,
+  type ListFilter,
   type ListOptions,
   type Lock,
   type LockStatus,
@@ -756,7 +756,12 @@ export class RedisLane
         failedAt: Number(reply[i + 5]),
       };
       if (error?.stack !== undefined) sample.stack = error.stack;
-      groups.push({ lane: this.name, group: String(reply[i]), count: Number(reply[i + 1]), sample });
+      groups.push({
+        lane: this.name,
+        group: String(reply[i]),
+        count: Number(reply[i + 1]),
+        sample,
+      });
     }
     return groups.sort((a, b) => b.count - a.count || (a.group < b.group ? -1 : 1));
   }
