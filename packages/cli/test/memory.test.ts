@@ -5,7 +5,7 @@
  * it; this module makes them inside the CLI's process instead, the same jobs on every run,
  * and with APP_DUMP writes every job to a file when the CLI closes the adapter, so a test
  * sees what a command changed. redis.test.ts runs the same commands against the Redis
- * adapter's indexes; sqs.test.ts shows them refused where the backend cannot.
+ * adapter's indexes; below, the same adapter declaring no search refuses them.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,9 +21,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let dumps = 0;
 /** Run the CLI on the memory config; `jobs` is every job when it closed, by lane. */
-async function run(args: string[]) {
+async function run(args: string[], env: Record<string, string> = {}) {
   const dump = join(dir, `jobs-${++dumps}.json`);
-  const result = await runCli(args, { env: { TASKLANE_CONFIG: MEMORY_CONFIG, APP_DUMP: dump } });
+  const result = await runCli(args, {
+    env: { TASKLANE_CONFIG: MEMORY_CONFIG, APP_DUMP: dump, ...env },
+  });
   const jobs = (): Record<string, JobInfo[]> => JSON.parse(readFileSync(dump, "utf8"));
   return { ...result, jobs };
 }
@@ -237,5 +239,57 @@ describe("promote, priority, move and acting on a failure group", () => {
     const job = byId(jobs(), "low", "tagged");
     expect(job).toMatchObject({ tags: ["a", "b"], expiresAt: expect.any(Number) });
     expect((job?.expiresAt as number) - (job?.publishedAt as number)).toBe(600_000);
+  });
+});
+
+describe("on an adapter without tags, search or failure groups", () => {
+  it.each([
+    [
+      ["failures"],
+      "The limited adapter does not support failure groups (capability failureGroups)",
+    ],
+    [
+      ["jobs", "list", "--tag", "vip"],
+      "The limited adapter does not support tags (capability tags): --tag needs it",
+    ],
+    [
+      ["jobs", "list", "--state", "failed", "--error-name", "TypeError", "--since", "1h"],
+      "The limited adapter does not support searching jobs (capability search): --error-name, --since need it; --task is checked by the CLI",
+    ],
+    [
+      ["jobs", "retry", "--all", "--lane", "default", "--error-name", "TypeError"],
+      "The limited adapter does not support searching jobs (capability search): --error-name needs it; --task is checked by the CLI",
+    ],
+    [
+      ["enqueue", "note", '{"n":9}', "--tag", "vip"],
+      "The limited adapter does not support tags (capability tags): --tag needs it",
+    ],
+  ])("%j exits 3, naming what the adapter lacks, and changes nothing", async (args, message) => {
+    const before = (await run(["status", "--json"], { APP_NO_SEARCH: "1" })).jobs();
+    const { code, stdout, stderr, jobs } = await run(args, { APP_NO_SEARCH: "1" });
+    expect({ code, stdout, stderr }).toEqual({
+      code: 3,
+      stdout: "",
+      stderr: `error: ${message}\n`,
+    });
+    const strip = (all: Record<string, JobInfo[]>) =>
+      Object.fromEntries(
+        Object.entries(all).map(([lane, list]) => [lane, list.map((j) => [j.id, j.state])]),
+      );
+    expect(strip(jobs())).toEqual(strip(before));
+  });
+
+  it("--task alone lists by state and checks the task in the CLI", async () => {
+    const { code, stdout } = await run(
+      ["jobs", "list", "--lane", "default", "--state", "failed", "--task", "fail", "--json"],
+      { APP_NO_SEARCH: "1" },
+    );
+    expect(code).toBe(0);
+    expect(ndjson<JobInfo>(stdout).map((j) => j.id)).toEqual(["type-1", "range-1", "type-2"]);
+    const none = await run(
+      ["jobs", "list", "--lane", "default", "--state", "succeeded", "--task", "fail", "--json"],
+      { APP_NO_SEARCH: "1" },
+    );
+    expect(none).toMatchObject({ code: 0, stdout: "" });
   });
 });

@@ -209,3 +209,54 @@ describe("on an adapter that declares fewer capabilities", () => {
     expect((await tl.lane("default").counts()).failed).toBe(1);
   });
 });
+
+describe("on an adapter that cannot group failures or search", () => {
+  let tl: Tasklane;
+  let srv: TestServer;
+
+  beforeAll(async () => {
+    const memory = createMemoryAdapter();
+    const adapter: Adapter = {
+      ...memory,
+      name: "groupless",
+      capabilities: { ...memory.capabilities, failureGroups: false, search: false, tags: false },
+    };
+    tl = createTasklane({
+      adapter,
+      lanes: [{ name: "default" }, { name: "low" }],
+      tasks: [report, fails],
+    });
+    srv = await serveDashboard(tl, { allowAnonymousWrites: true });
+  });
+
+  afterAll(async () => {
+    await srv?.close();
+    await tl?.close();
+  });
+
+  it("groups the failed jobs in the browser, says so, and retries a group", async () => {
+    await tl.publishMany(fails, [{ payload: { n: 1 } }, { payload: { n: 2 } }]);
+    const worker = tl.worker({ concurrency: 2, lanes: ["default"] });
+    await worker.start();
+    await waitFor(async () => (await tl.lane("default").counts()).failed === 2, "2 failed");
+    await worker.stop();
+    const page = await chrome.page();
+    const refused = watch501(page);
+    await page.goto(`${srv.ui}#/failures`);
+    const group = page
+      .getByRole("table", { name: "Failure groups" })
+      .getByRole("row")
+      .filter({ hasText: "boom" });
+    await waitForText(group, (t) => t.includes("UnrecoverableError"), "the group");
+    expect(await group.getByRole("cell").nth(3).textContent()).toBe("2");
+    await page.getByText("The groupless adapter cannot group failures.").waitFor();
+    await group.getByRole("button", { name: /^Retry 2 fails jobs/ }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Retry" }).click();
+    await waitFor(
+      async () => (await tl.lane("default").counts()).waiting === 2,
+      "the group back to waiting",
+    );
+    await group.waitFor({ state: "detached" });
+    expect(refused).toEqual([]);
+  });
+});
