@@ -838,10 +838,9 @@ end
 -- range's last entry, its size a ZLEXCOUNT). Added when a job fails (flushFinished),
 -- removed when it leaves the state (retry-failed, delete, move-out, retention).
 
--- A tag's or an error name's range prefix in its index.
-local function indexPrefix(name)
-  return #name .. ":" .. name .. "\0"
-end
+-- (A tag's or an error name's range prefix in its index, "<byte length>:<name>\0", is
+-- written out where it is needed: every script takes this section, and in the EVAL form
+-- each function here is a closure made on every call.)
 
 -- The error name of a failed record (its stored JobError's name; "Error" when it has none
 -- readable).
@@ -858,7 +857,8 @@ local function errorNameOf(rec)
 end
 
 local function failureMember(id, rec)
-  return indexPrefix(errorNameOf(rec)) .. string.format("%013d", rec.fin) .. id
+  local name = errorNameOf(rec)
+  return #name .. ":" .. name .. "\0" .. string.format("%013d", rec.fin) .. id
 end
 
 -- The tag index entries of jobs `ids` (their bundles in KEYS[14] name the tags): removed.
@@ -872,7 +872,10 @@ local function dropTags(ids)
     if b and string.byte(b, 1) == 0 then
       local ok, v = pcall(cjson.decode, string.sub(b, 2))
       if ok and type(v) == "table" and type(v.g) == "table" then
-        for k = 1, #v.g do members[#members + 1] = indexPrefix(tostring(v.g[k])) .. ids[i] end
+        for k = 1, #v.g do
+          local tag = tostring(v.g[k])
+          members[#members + 1] = #tag .. ":" .. tag .. "\0" .. ids[i]
+        end
       end
     end
   end
@@ -881,7 +884,14 @@ local function dropTags(ids)
   end
 end
 
--- Index the tags of job `id` (a table of strings). The lane keeps tags from now on.
+--@
+-- A tag's or an error name's range prefix in its index (see TAGS).
+local function indexPrefix(name)
+  return #name .. ":" .. name .. "\0"
+end
+
+-- Index the tags of job `id` (a table of strings) into `into` (ZADD arguments). The lane
+-- keeps tags from now on.
 local function addTags(id, tags, into)
   for k = 1, #tags do
     into[#into + 1] = 0
@@ -1128,24 +1138,6 @@ local function maintainNow()
 end
 
 --@
--- Finished jobs that retention removes: out of the tag and failure indexes first.
-local function forgetFinished(ids, key)
-  if key == KF then
-    load(ids)
-    local members = {}
-    for i = 1, #ids do
-      local rec = cache[ids[i]]
-      if type(rec) == "table" and not rec.bad then
-        members[#members + 1] = failureMember(ids[i], rec)
-      end
-    end
-    if #members > 0 then redis.call("ZREM", KEYS[18], unpack(members)) end
-  end
-  dropTags(ids)
-  -- gone from here on: what this call reads later (a listing) must not find them
-  for i = 1, #ids do cache[ids[i]] = false end
-end
-
 -- Retention of finished jobs by count and age, bounded per call.
 function retention()
   -- The spec's numbers are parsed only for the states this call trims (tonumber costs
@@ -1166,36 +1158,47 @@ function retention()
   local states = { SUCCEEDED, FAILED, CANCELED, 7 }
   for i = 1, meta.x and 4 or 3 do
     local key = keys[i]
-    local budget = RETENTION_BUDGET
     if finishedTouched[states[i]] or sweep then
+      -- The oldest first: those past the count limit (every call), then those past the
+      -- age limit (the once-a-second sweep) among the rest, at most RETENTION_BUDGET.
+      local ids = {}
       local maxCount = spec[2 * i]
       maxCount = maxCount and maxCount ~= "-1" and tonumber(maxCount)
       if maxCount and maxCount >= 0 then
         local n = redis.call("ZCARD", key)
         if n > maxCount then
-          local drop = math.min(n - maxCount, budget)
-          local ids = redis.call("ZRANGE", key, 0, drop - 1)
-          forgetFinished(ids, key)
-          redis.call("HDEL", KJ, unpack(ids))
-          -- and what they stored beyond their records (results, extras), as delete does
-          if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
-          if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
-          redis.call("ZREMRANGEBYRANK", key, 0, drop - 1)
-          budget = budget - drop
+          ids = redis.call("ZRANGE", key, 0, math.min(n - maxCount, RETENTION_BUDGET) - 1)
         end
       end
-      -- Age applies on the once-a-second sweep; count limits on every call.
       local maxAge = sweep and spec[2 * i - 1]
       maxAge = maxAge and maxAge ~= "-1" and tonumber(maxAge)
-      if maxAge and maxAge >= 0 and budget > 0 then
-        local ids = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", 0, budget)
-        if #ids > 0 then
-          forgetFinished(ids, key)
-          redis.call("HDEL", KJ, unpack(ids))
-          if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
-          if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
-          redis.call("ZREM", key, unpack(ids))
+      if maxAge and maxAge >= 0 and #ids < RETENTION_BUDGET then
+        local old = redis.call("ZRANGEBYSCORE", key, "-inf", NOW - maxAge, "LIMIT", #ids,
+          RETENTION_BUDGET - #ids)
+        for k = 1, #old do ids[#ids + 1] = old[k] end
+      end
+      if #ids > 0 then
+        -- Out of the failure and tag indexes first (they are found from the records and
+        -- bundles), and out of this call's cache: a listing later in the call must not
+        -- find them. Inline: every script takes retention (see SECTIONS above).
+        if key == KF then
+          load(ids)
+          local members = {}
+          for k = 1, #ids do
+            local rec = cache[ids[k]]
+            if type(rec) == "table" and not rec.bad then
+              members[#members + 1] = failureMember(ids[k], rec)
+            end
+          end
+          if #members > 0 then redis.call("ZREM", KEYS[18], unpack(members)) end
         end
+        dropTags(ids)
+        for k = 1, #ids do cache[ids[k]] = false end
+        redis.call("HDEL", KJ, unpack(ids))
+        -- and what they stored beyond their records (results, extras), as delete does
+        if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
+        if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
+        redis.call("ZREM", key, unpack(ids))
       end
     end
   end
