@@ -1,12 +1,14 @@
 // What an operator can ask (README "Operating"), on the memory adapter:
 // `npm run example:operator`
+// or on Redis (every operator feature too; SQS has none of them):
+// `TASKLANE_ADAPTER=redis REDIS_URL=redis://127.0.0.1:6379 npm run example:operator`
 //
 // Results and waiting for a job, stored progress and logs, tags and search, failure
 // groups and retrying one, the worker registry, moving a job and an expiry. Each step
 // prints one line; the process exits 0 when every answer is the one expected.
-import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { createTasklane, defineTask, JobFailedError, UnrecoverableError } from "@tasklane/core";
 import { z } from "zod";
+import { adapterFromEnv } from "./adapter-from-env.ts";
 
 const resize = defineTask({
   name: "resize",
@@ -42,7 +44,7 @@ const report = defineTask({
 });
 
 const tl = createTasklane({
-  adapter: createMemoryAdapter(),
+  adapter: await adapterFromEnv(),
   lanes: [{ name: "default", priority: 10 }, { name: "slow" }, { name: "fast", priority: 100 }],
   tasks: [resize, charge, report],
 });

@@ -209,12 +209,23 @@ describe("examples/http-service.ts", () => {
       }
     }, 60_000);
 
+    it("operator.ts answers every operator question on Redis too", async () => {
+      const tour = runExample("example:operator", {
+        TASKLANE_ADAPTER: "redis",
+        REDIS_URL: redis.url,
+        REDIS_PREFIX: `op${Date.now()}`,
+      });
+      expect(await finished(tour)).toEqual({ code: 0, signal: null });
+      expect(tour.lines.at(-1)).toBe("every answer as expected");
+      expect(tour.lines).toContain("customer:7 → resize succeeded; RangeError failures: 2");
+      expect(tour.lines).toContain("retried 2 jobs of group RangeError");
+    }, 60_000);
+
     it("adapter-from-env.ts checks Redis", async () => {
       const check = runExample("example:env", { TASKLANE_ADAPTER: "redis", REDIS_URL: redis.url });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
-      // The operator features the scripts do not have yet.
-      expect(check.lines[3]).toBe("cannot:  tags, search, failureGroups");
+      expect(check.lines[3]).toBe("cannot:  (nothing)");
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });

@@ -40,6 +40,15 @@ export const SYSTEMS: SystemEntry[] = [
     load: async () => (await import("./tasklane-redis.ts")).system,
   },
   {
+    name: "tasklane-redis-ops",
+    backend: "redis",
+    packageName: "@tasklane/adapter-redis",
+    priorities: true,
+    description:
+      "tasklane-redis with two tags, an expiry, a result and one progress report per job",
+    load: async () => (await import("./tasklane-redis-ops.ts")).system,
+  },
+  {
     name: "tasklane-redis-otel",
     backend: "redis",
     packageName: "@tasklane/opentelemetry",

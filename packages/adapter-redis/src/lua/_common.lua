@@ -1170,6 +1170,8 @@ function retention()
           ids = redis.call("ZRANGE", key, 0, math.min(n - maxCount, RETENTION_BUDGET) - 1)
         end
       end
+      -- the first `ranked` of ids are the zset's lowest ranks (removed by rank: cheaper)
+      local ranked = #ids
       local maxAge = sweep and spec[2 * i - 1]
       maxAge = maxAge and maxAge ~= "-1" and tonumber(maxAge)
       if maxAge and maxAge >= 0 and #ids < RETENTION_BUDGET then
@@ -1198,7 +1200,8 @@ function retention()
         -- and what they stored beyond their records (results, extras), as delete does
         if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
         if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
-        redis.call("ZREM", key, unpack(ids))
+        if ranked > 0 then redis.call("ZREMRANGEBYRANK", key, 0, ranked - 1) end
+        if #ids > ranked then redis.call("ZREM", key, unpack(ids, ranked + 1)) end
       end
     end
   end

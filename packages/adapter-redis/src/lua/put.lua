@@ -309,12 +309,24 @@ if extras then
       lowerDelayedBound(e)
     end
     if type(x) == "table" and type(x.g) == "table" and #x.g > 0 then
-      addTags(ids[i], x.g, tagged)
+      -- the index entries (TAGS); here rather than through addTags, whose section would
+      -- cost every put's EVAL form its closures
+      for k = 1, #x.g do
+        local tag = tostring(x.g[k])
+        tagged[#tagged + 1] = 0
+        tagged[#tagged + 1] = #tag .. ":" .. tag .. "\0" .. ids[i]
+      end
       bundles[#bundles + 1] = ids[i]
       bundles[#bundles + 1] = "\0" .. cjson.encode({ g = x.g })
     end
   end
   if #bundles > 0 then
+    if not meta.g then
+      -- ops bit 4 (see the meta hash): the lane's scripts clean the tag index from now on
+      meta.g = true
+      meta.ops = (meta.ops or 0) + 4
+      metaDirty = true
+    end
     -- KEYS[14] and KEYS[17] by index, as KEYS[15] below
     for i = 1, #bundles, 7998 do
       redis.call("HSET", KEYS[14], unpack(bundles, i, math.min(i + 7997, #bundles)))
