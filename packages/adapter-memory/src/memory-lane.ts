@@ -61,6 +61,7 @@ import {
   type MoveResult,
   type NackItem,
   type NewJob,
+  onlyState,
   type PutResult,
   type ReleaseItem,
   type ReportItem,
@@ -914,12 +915,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.check();
     const states = statesOf(filter);
     this.maintain(this.clock.now());
-    const plain =
-      filter.task === undefined &&
-      filter.tag === undefined &&
-      filter.errorName === undefined &&
-      filter.since === undefined &&
-      filter.until === undefined;
+    const plain = onlyState(filter);
     let n = 0;
     for (const state of states) {
       const list = this.lists[state];

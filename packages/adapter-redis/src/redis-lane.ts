@@ -28,6 +28,7 @@ import {
   type NackItem,
   type NewJob,
   type OperatorLaneMethod,
+  onlyState,
   type PutResult,
   type ReleaseItem,
   type ReportItem,
@@ -712,12 +713,11 @@ export class RedisLane
       1,
       Math.min(MAX_PAGE_SIZE, Math.floor(filter.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
     );
-    const reply = (await this.run("search", searchArgs(filter, "l", pageSize, cursor))) as string[];
     const summary = filter.fields === "summary";
-    const jobs = reply.slice(1).map((json) => {
-      const info = this.info(json);
-      return summary ? summaryOf(info) : info;
-    });
+    const args = searchArgs(filter, "l", pageSize, cursor);
+    if (summary) args.push("s");
+    const reply = (await this.run("search", args)) as string[];
+    const jobs = reply.slice(1).map((json) => (summary ? this.summary(json) : this.info(json)));
     const next = reply[0] ?? "";
     return next === "" ? { jobs } : { jobs, cursor: next };
   }
@@ -938,6 +938,33 @@ export class RedisLane
     return stats;
   }
 
+  /** A summary as lua/search.lua writes it (the task, no text; the error without its stack). */
+  private summary(json: string): JobSummary {
+    const raw = JSON.parse(json) as Omit<JobSummary, "lane" | "error" | "tags"> & {
+      error?: string;
+      tags?: unknown[] | object;
+    };
+    const s: JobSummary = {
+      id: decodeId(raw.id),
+      lane: this.name,
+      task: raw.task,
+      priority: raw.priority,
+      state: raw.state,
+      attempt: raw.attempt,
+      publishedAt: raw.publishedAt,
+      runAt: raw.runAt,
+    };
+    if (raw.changedAt !== undefined) s.changedAt = raw.changedAt;
+    if (raw.finishedAt !== undefined) s.finishedAt = raw.finishedAt;
+    const error = raw.error === undefined ? undefined : parseError(raw.error);
+    if (error !== undefined)
+      s.error = { name: error.name, message: error.message, reason: error.reason };
+    // cjson writes an empty table as {}: only an array is a job's tags
+    if (Array.isArray(raw.tags)) s.tags = raw.tags.map(String);
+    if (raw.expiresAt !== undefined) s.expiresAt = raw.expiresAt;
+    return s;
+  }
+
   private info(json: string): JobInfo {
     const raw = JSON.parse(json) as {
       id: string;
@@ -1066,39 +1093,6 @@ function cursorFits(filter: JobFilter, cursor: string): boolean {
   if (match === null) return false;
   const code = filter.state === undefined ? 1 : (STATE_CODES[filter.state] ?? 0);
   return filter.state === undefined ? Number(match[1]) >= code : Number(match[1]) === code;
-}
-
-/** True when a filter asks for nothing but a state. */
-function onlyState(filter: JobFilter): boolean {
-  return (
-    filter.task === undefined &&
-    filter.tag === undefined &&
-    filter.errorName === undefined &&
-    filter.since === undefined &&
-    filter.until === undefined
-  );
-}
-
-/** A job without its bulky parts (ListFilter.fields "summary"); its error without the stack. */
-function summaryOf(info: JobInfo): JobSummary {
-  const s: JobSummary = {
-    id: info.id,
-    lane: info.lane,
-    task: info.task,
-    priority: info.priority,
-    state: info.state,
-    attempt: info.attempt,
-    publishedAt: info.publishedAt,
-    runAt: info.runAt,
-  };
-  if (info.changedAt !== undefined) s.changedAt = info.changedAt;
-  if (info.finishedAt !== undefined) s.finishedAt = info.finishedAt;
-  if (info.error !== undefined) {
-    s.error = { name: info.error.name, message: info.error.message, reason: info.error.reason };
-  }
-  if (info.tags !== undefined) s.tags = info.tags;
-  if (info.expiresAt !== undefined) s.expiresAt = info.expiresAt;
-  return s;
 }
 
 /** A reserve's reply (see lua/reserve.lua), without its due time (see reserveResult). */

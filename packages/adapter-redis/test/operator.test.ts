@@ -273,3 +273,61 @@ describe("move", () => {
 });
 
 const line = { at: 1_000, attempt: 1, message: "half way" };
+
+describe("tags and search", () => {
+  it("summaries carry the task (any characters, behind a trace context and appData) and no payload", async () => {
+    const name = laneName();
+    const q = await waiter.lane(name, LANE_OPTIONS);
+    const task = "größe-🙂-報告";
+    const odd = job({
+      task,
+      payload: '{"big":"' + "x".repeat(2_000) + '"}',
+      appData: "app:data",
+      traceContext: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      tags: ["t"],
+    });
+    const plain = job({ task: "größe", tags: ["t"] });
+    await q.put([odd, plain]);
+    const page = await q.listPage({ tag: "t", fields: "summary" });
+    expect(page.jobs.map((j) => [j.id, j.task]).sort()).toEqual(
+      [
+        [odd.id, task],
+        [plain.id, "größe"],
+      ].sort(),
+    );
+    expect(page.jobs[0]).not.toHaveProperty("payload");
+    // The task filter compares the whole task: "größe" is not a prefix match of the other.
+    const byTask = await q.listPage({ task: "größe", fields: "summary" });
+    expect(byTask.jobs.map((j) => j.id)).toEqual([plain.id]);
+    expect((await q.listPage({ task })).jobs.map((j) => j.id)).toEqual([odd.id]);
+  });
+
+  it("keeps each tag's and each failed job's index entries exactly while the job is there", async () => {
+    const name = laneName();
+    const q = await waiter.lane(name, {
+      ...LANE_OPTIONS,
+      retention: { succeeded: { maxCount: 1 } },
+    });
+    const [index, failures] = laneKeys(prefix, name).all.slice(16) as [string, string];
+    const a = job({ tags: ["x", "y"] });
+    const b = job({ tags: ["x"] });
+    await q.put([a, b]);
+    expect(await raw.zcard(index)).toBe(3);
+    const taken = (await q.reserve({ limit: 2, leaseMs: 30_000, waitMs: 0 })).jobs;
+    const error = { name: "Boom", message: "m", reason: "error" as const };
+    await q.nack([{ lock: taken[0]!.lock, dead: true, error }]);
+    expect(await raw.zcard(failures)).toBe(1);
+    expect(await q.retryFailed([taken[0]!.id])).toBe(1);
+    expect(await raw.zcard(failures)).toBe(0);
+    // Both succeed; retention keeps one, and the other's tags leave the index with it.
+    await q.ack([taken[1]!.lock]);
+    const again = (await q.reserve({ limit: 1, leaseMs: 30_000, waitMs: 0 })).jobs;
+    await q.ack(again.map((j) => j.lock));
+    await waitFor(async () => (await q.counts()).succeeded === 1, "retention");
+    const kept = (await q.listPage({ state: "succeeded" })).jobs[0]!;
+    expect(await raw.zcard(index)).toBe(kept.tags?.length);
+    expect(await q.delete([kept.id])).toBe(1);
+    expect(await raw.zcard(index)).toBe(0);
+    expect((await metaOps(name)).ops & 4).toBe(4);
+  });
+});

@@ -69,6 +69,7 @@ export {
   PENDING_STATES,
   validateLaneStoreOptions,
 } from "./adapter.ts";
+export { onlyState } from "./client/job-filter.ts";
 export type { Clock, TimerHandle } from "./clock.ts";
 export { sleep } from "./clock.ts";
 export { byteLength, decodeJson, encodeJson } from "./codec.ts";

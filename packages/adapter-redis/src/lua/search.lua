@@ -16,8 +16,10 @@
 --       ARGV[9] task ("" any) and ARGV[10] its length in UTF-16 units (as the job text
 --       counts it, see job-text.ts); ARGV[11] tag ("" any); ARGV[12] error name ("" any);
 --       ARGV[13] since, ARGV[14] until (epoch ms, "" none); ARGV[15] page size (most jobs
---       listed per call; count: most entries examined); ARGV[16] cursor ("" = start)
--- Returns: { next cursor ("" = done), then the jobs' JSON (list) or how many matched (count) }
+--       listed per call; count: most entries examined); ARGV[16] cursor ("" = start);
+--       ARGV[17] "s": summaries (no payload, history, result, progress or logs)
+-- Returns: { next cursor ("" = done), then the jobs' JSON (list: as get's, or summaries
+--          with the task instead of the text) or how many matched (count) }
 
 maintain()
 flushAll()
@@ -29,6 +31,7 @@ local tag, errName = ARGV[11], ARGV[12]
 local since, before = tonumber(ARGV[13]), tonumber(ARGV[14])
 local size = tonumber(ARGV[15])
 local cursor = ARGV[16]
+local summaries = ARGV[17] == "s"
 -- Entries examined at most per call (a page may come back short, with a cursor).
 local budget = math.max(size, 1000)
 if counting then budget = size end
@@ -49,6 +52,51 @@ local function taskIs(text)
   local b = a and string.find(text, ":", a + 1, true)
   if not b or string.sub(text, from, a - 1) ~= taskLen then return false end
   return string.sub(text, b + 1, b + #task) == task
+end
+
+-- The task of a job text: its first <task length> UTF-16 units after the head, as bytes
+-- (a character of four UTF-8 bytes is two UTF-16 units). nil when the text is not ours.
+local function taskOf(text)
+  local from = 1
+  if string.byte(text, 1) == 126 then
+    local colon = string.find(text, ":", 2, true)
+    if not colon then return nil end
+    from = colon + 1 + (tonumber(string.sub(text, 2, colon - 1)) or 0)
+  end
+  local a = string.find(text, ":", from, true)
+  local b = a and string.find(text, ":", a + 1, true)
+  local units = b and tonumber(string.sub(text, from, a - 1))
+  if not units then return nil end
+  local i, n = b + 1, 0
+  while n < units and i <= #text do
+    local c = string.byte(text, i)
+    if c < 128 then i, n = i + 1, n + 1
+    elseif c < 224 then i, n = i + 2, n + 1
+    elseif c < 240 then i, n = i + 3, n + 1
+    else i, n = i + 4, n + 2 end
+  end
+  return string.sub(text, b + 1, i - 1)
+end
+
+-- A job's summary (JobSummary, less what Node adds): no text, history or bundle.
+local function summaryJson(id, rec, stored, expiresAt)
+  if rec.bad then return cjson.encode({ id = id, state = "waiting", task = "", malformed = true,
+    priority = 0, attempt = 0, publishedAt = 0, runAt = 0 }) end
+  local state = STATE_NAMES[rec.state]
+  if rec.state == DELAYED and rec.due <= NOW then state = "waiting" end
+  local s = {
+    id = id, state = state, task = taskOf(textOf(rec)) or "", priority = rec.prio,
+    attempt = rec.attempt, publishedAt = publishedAtOf(rec), runAt = rec.due,
+    changedAt = changedAtOf(rec),
+  }
+  if rec.fin > 0 then s.finishedAt = rec.fin end
+  if rec.err then s.error = rec.err end
+  if stored and string.byte(stored, 1) == 0 then
+    local ok, b = pcall(cjson.decode, string.sub(stored, 2))
+    if ok and type(b) == "table" and type(b.g) == "table" and #b.g > 0 then s.tags = b.g end
+  end
+  if expiresAt then s.expiresAt = expiresAt end
+  return cjson.encode(s)
 end
 
 local function matches(rec)
@@ -96,7 +144,11 @@ local function take(ids, want, inList)
           stored = meta.r and redis.call("HMGET", KR, unpack(ids)) or {}
           expiries = expiriesOf(ids)
         end
-        out[#out + 1] = infoJson(id, rec, stored[i], expiries[id])
+        if summaries then
+          out[#out + 1] = summaryJson(id, rec, stored[i], expiries[id])
+        else
+          out[#out + 1] = infoJson(id, rec, stored[i], expiries[id])
+        end
       end
     end
   end
