@@ -1041,8 +1041,8 @@ const SEARCH_COUNT_STEP = 5_000;
 const MAX_FAILURE_GROUPS = 1_000;
 
 /**
- * lua/search.lua's arguments: mode, state, task and its length, tag, error name, since,
- * until, page size, cursor. A bad state or a cursor that is not one of this search's is a
+ * lua/search.lua's arguments: mode, state, task, tag, error name, since, until, page size,
+ * cursor. A bad state or a cursor that is not one of this search's is a
  * ConfigError before anything is sent.
  */
 function searchArgs(
@@ -1074,7 +1074,6 @@ function searchArgs(
     mode,
     state,
     filter.task ?? "",
-    String(filter.task?.length ?? 0),
     filter.tag ?? "",
     filter.errorName ?? "",
     time(filter.since),

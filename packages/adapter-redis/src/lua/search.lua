@@ -13,11 +13,10 @@
 -- listing reaches it is not, and one added behind the cursor may be (as list.lua).
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "l" list / "c" count; ARGV[8] state (1..7, "" every state);
---       ARGV[9] task ("" any) and ARGV[10] its length in UTF-16 units (as the job text
---       counts it, see job-text.ts); ARGV[11] tag ("" any); ARGV[12] error name ("" any);
---       ARGV[13] since, ARGV[14] until (epoch ms, "" none); ARGV[15] page size (most jobs
---       listed per call; count: most entries examined); ARGV[16] cursor ("" = start);
---       ARGV[17] "s": summaries (no payload, history, result, progress or logs)
+--       ARGV[9] task ("" any); ARGV[10] tag ("" any); ARGV[11] error name ("" any);
+--       ARGV[12] since, ARGV[13] until (epoch ms, "" none); ARGV[14] page size (most jobs
+--       listed per call; count: most entries examined); ARGV[15] cursor ("" = start);
+--       ARGV[16] "s": summaries (no payload, history, result, progress or logs)
 -- Returns: { next cursor ("" = done), then the jobs' JSON (list: as get's, or summaries
 --          with the task instead of the text) or how many matched (count) }
 
@@ -26,12 +25,12 @@ flushAll()
 
 local counting = ARGV[7] == "c"
 local wantState = tonumber(ARGV[8])
-local task, taskLen = ARGV[9], ARGV[10]
-local tag, errName = ARGV[11], ARGV[12]
-local since, before = tonumber(ARGV[13]), tonumber(ARGV[14])
-local size = tonumber(ARGV[15])
-local cursor = ARGV[16]
-local summaries = ARGV[17] == "s"
+local task = ARGV[9]
+local tag, errName = ARGV[10], ARGV[11]
+local since, before = tonumber(ARGV[12]), tonumber(ARGV[13])
+local size = tonumber(ARGV[14])
+local cursor = ARGV[15]
+local summaries = ARGV[16] == "s"
 -- Entries examined at most per call (a page may come back short, with a cursor).
 local budget = math.max(size, 1000)
 if counting then budget = size end
@@ -39,23 +38,10 @@ local out = { "" }
 local matched = 0
 local full = false
 
--- The task of a job text (see job-text.ts): "[~<n>:<trace context>]<task length>:<app
--- length or ->:<task>...". True when it is ARGV[9]: same length, same bytes.
-local function taskIs(text)
-  local from = 1
-  if string.byte(text, 1) == 126 then
-    local colon = string.find(text, ":", 2, true)
-    if not colon then return false end
-    from = colon + 1 + (tonumber(string.sub(text, 2, colon - 1)) or 0)
-  end
-  local a = string.find(text, ":", from, true)
-  local b = a and string.find(text, ":", a + 1, true)
-  if not b or string.sub(text, from, a - 1) ~= taskLen then return false end
-  return string.sub(text, b + 1, b + #task) == task
-end
-
--- The task of a job text: its first <task length> UTF-16 units after the head, as bytes
--- (a character of four UTF-8 bytes is two UTF-16 units). nil when the text is not ours.
+-- The task of a job text (see job-text.ts: "[~<n>:<trace context>]<task length>:<app
+-- length or ->:<task>..."): its first <task length> UTF-16 units after the head, as
+-- bytes (a character of four UTF-8 bytes is two UTF-16 units). nil when the text is not
+-- ours.
 local function taskOf(text)
   local from = 1
   if string.byte(text, 1) == 126 then
@@ -100,7 +86,7 @@ local function summaryJson(id, rec, stored, expiresAt)
 end
 
 local function matches(rec)
-  if task ~= "" and not taskIs(textOf(rec)) then return false end
+  if task ~= "" and taskOf(textOf(rec)) ~= task then return false end
   if errName ~= "" then
     if not (rec.err or (rec.raw and rec.elen > 0)) or errorNameOf(rec) ~= errName then
       return false
