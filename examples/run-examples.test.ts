@@ -225,7 +225,7 @@ describe("examples/http-service.ts", () => {
       const check = runExample("example:env", { TASKLANE_ADAPTER: "redis", REDIS_URL: redis.url });
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
-      expect(check.lines[3]).toBe("cannot:  (nothing)");
+      expect(check.lines[3]).toBe("cannot:  groups");
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
@@ -239,7 +239,7 @@ describe("examples/adapter-from-env.ts", () => {
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
       expect.stringMatching(
-        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter, startNow, suspects$/,
+        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter, groups, startNow, suspects$/,
       ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
@@ -266,7 +266,7 @@ describe("examples/adapter-from-env.ts", () => {
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: sqs (${sqs.endpoint})`);
       expect(check.lines[3]).toMatch(
-        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter, startNow$/,
+        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter, groups, startNow$/,
       );
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);

@@ -27,6 +27,8 @@ export class JobRecord extends ListNode {
   readonly appData: string | undefined;
   /** The instrumentation's trace context (NewJob.traceContext), handed back with every delivery. */
   readonly traceContext: string | undefined;
+  /** Its fair group (NewJob.group), used by a lane opened with `groups`. */
+  readonly group: string | undefined;
   /** Changed in place only while delayed (not a key of the delayed heap); see setPriority. */
   priority: number;
   readonly publishedAt: number;
@@ -80,6 +82,7 @@ export class JobRecord extends ListNode {
     this.payload = job.payload;
     this.appData = job.appData;
     this.traceContext = job.traceContext;
+    this.group = job.group;
     this.priority =
       typeof job.priority === "number" && Number.isFinite(job.priority) ? job.priority : 0;
     this.publishedAt = job.publishedAt;
@@ -104,6 +107,7 @@ export class JobRecord extends ListNode {
     };
     if (rec.appData !== undefined) job.appData = rec.appData;
     if (rec.traceContext !== undefined) job.traceContext = rec.traceContext;
+    if (rec.group !== undefined) job.group = rec.group;
     const c = new JobRecord(job, seq, state, dueAt);
     c.attempt = rec.attempt;
     c.stalls = rec.stalls;

@@ -79,6 +79,7 @@ import {
 import { ExpiryIndex } from "./expiry-index.ts";
 import { Extras, type JobExtra } from "./extras.ts";
 import { FailureGroups } from "./failure-groups.ts";
+import { GroupedReady } from "./grouped-ready.ts";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
 import { LeaseIndex } from "./lease-index.ts";
@@ -186,6 +187,12 @@ export class MemoryLaneImpl implements MemoryLane {
 
   private readonly byId = new Map<string, JobRecord>();
   private readonly ready = new RecordHeap(false);
+  /**
+   * A lane opened with `groups` keeps its waiting jobs here instead of `ready` (fair
+   * groups, grouped-ready.ts), and runs at most `groupLimit` jobs of one group at once.
+   */
+  private grouped: GroupedReady | undefined = undefined;
+  private groupLimit = Number.POSITIVE_INFINITY;
   private readonly delayed = new RecordHeap(false);
   private readonly leases = new LeaseIndex();
   private readonly lists: Record<JobState, StateList> = {
@@ -230,8 +237,23 @@ export class MemoryLaneImpl implements MemoryLane {
     this.historyLimit = options.historyLimit;
     this.logLimit = options.logLimit ?? 100;
     this.retentionRules = retentionRules(options.retention);
+    this.configureGroups(options.groups);
     // A higher maxConcurrency may let waiting long polls take jobs now.
     this.afterChange();
+  }
+
+  /** Fair groups on or off: the waiting jobs move to the structure that now serves them. */
+  private configureGroups(groups: LaneStoreOptions["groups"]): void {
+    this.groupLimit = groups?.concurrency ?? Number.POSITIVE_INFINITY;
+    if (groups !== undefined && this.grouped === undefined) {
+      const grouped = new GroupedReady();
+      for (let rec = this.ready.pop(); rec !== undefined; rec = this.ready.pop()) grouped.push(rec);
+      this.grouped = grouped;
+    } else if (groups === undefined && this.grouped !== undefined) {
+      const recs = this.grouped.drain();
+      this.grouped = undefined;
+      for (const rec of recs) this.pushReady(rec);
+    }
   }
 
   // ── put ──────────────────────────────────────────────────────────────────────────────
@@ -367,12 +389,18 @@ export class MemoryLaneImpl implements MemoryLane {
     const jobs: ReservedJob[] = [];
     if (this.paused) return jobs;
     let n = Math.min(limit, this.maxConcurrency - this.lists.active.size);
-    if (n <= 0 || this.ready.size === 0) return jobs;
+    const grouped = this.grouped;
+    if (n <= 0 || (grouped === undefined ? this.ready.size : grouped.size) === 0) return jobs;
+    const active = grouped === undefined ? undefined : this.activeByGroup();
     const stats = this.dayStats(now);
     const expiresAt = now + leaseMs;
     while (n-- > 0) {
-      const rec = this.ready.pop();
+      const rec =
+        grouped === undefined
+          ? this.ready.pop()
+          : grouped.pop(active as Map<string, number>, this.groupLimit);
       if (rec === undefined) break;
+      if (active !== undefined) active.set(rec.group ?? "", (active.get(rec.group ?? "") ?? 0) + 1);
       rec.attempt++;
       rec.token = String(++this.tokenSeq);
       rec.reservedAt = now;
@@ -413,7 +441,26 @@ export class MemoryLaneImpl implements MemoryLane {
   private takeable(): number {
     if (this.paused) return 0;
     const free = this.maxConcurrency - this.lists.active.size;
-    return free <= 0 ? 0 : Math.min(this.ready.size, free);
+    if (free <= 0) return 0;
+    const grouped = this.grouped;
+    if (grouped === undefined) return Math.min(this.ready.size, free);
+    return Math.min(grouped.takeable(this.activeByGroup(), this.groupLimit), free);
+  }
+
+  /**
+   * Active jobs per group, counted from the active list (a grouped lane's reserve only;
+   * bounded by the jobs running, and no count to keep right on every way out of active).
+   */
+  private activeByGroup(): Map<string, number> {
+    const active = new Map<string, number>();
+    if (this.groupLimit === Number.POSITIVE_INFINITY) return active;
+    const list = this.lists.active;
+    for (let node = list.root.next; node !== list.root; node = node.next) {
+      if (!node.isJob) continue;
+      const group = (node as JobRecord).group ?? "";
+      active.set(group, (active.get(group) ?? 0) + 1);
+    }
+    return active;
   }
 
   // ── ack, nack, release, extend ───────────────────────────────────────────────────────
@@ -658,7 +705,7 @@ export class MemoryLaneImpl implements MemoryLane {
       }
       switch (rec.state) {
         case "waiting":
-          this.ready.remove(rec);
+          this.unready(rec);
           break;
         case "delayed":
           this.delayed.remove(rec);
@@ -734,7 +781,7 @@ export class MemoryLaneImpl implements MemoryLane {
     for (const id of ids) {
       const rec = this.byId.get(id);
       if (rec === undefined || rec.state === "active") continue;
-      if (rec.state === "waiting") this.ready.remove(rec);
+      if (rec.state === "waiting") this.unready(rec);
       else if (rec.state === "delayed") this.delayed.remove(rec);
       this.drop(rec);
       this.shared.report("deleted", this.name, id);
@@ -972,7 +1019,7 @@ export class MemoryLaneImpl implements MemoryLane {
 
   /** A waiting job under a new priority: a copy takes its place in the list and the ready heap. */
   private requeue(rec: JobRecord, priority: number): JobRecord {
-    this.ready.remove(rec);
+    this.unready(rec);
     const copy = JobRecord.copy(rec, rec.seq, "waiting", rec.dueAt);
     copy.priority = priority;
     this.lists.waiting.replace(rec, copy);
@@ -1054,7 +1101,7 @@ export class MemoryLaneImpl implements MemoryLane {
     }
     const taken: string[] = [];
     for (const rec of moving) {
-      if (rec.state === "waiting") this.ready.remove(rec);
+      if (rec.state === "waiting") this.unready(rec);
       else if (rec.state === "delayed") this.delayed.remove(rec);
       else if (rec.state === "active") {
         this.leases.remove(rec);
@@ -1192,7 +1239,7 @@ export class MemoryLaneImpl implements MemoryLane {
 
   /** An unstarted job's expiry came: out of its heap (if in one), into the expired state. */
   private expire(rec: JobRecord, now: number): void {
-    if (rec.state === "waiting") this.ready.remove(rec);
+    if (rec.state === "waiting") this.unready(rec);
     else if (rec.state === "delayed") this.delayed.remove(rec);
     this.finish(rec, "expired", now);
     this.note(rec, now, "expired");
@@ -1272,7 +1319,17 @@ export class MemoryLaneImpl implements MemoryLane {
   // ── state bookkeeping ────────────────────────────────────────────────────────────────
 
   /** Ready order: higher priority, then earlier due time, then put order. */
+  /** A waiting job out of the structure reserve takes from (cancel, delete, a new key…). */
+  private unready(rec: JobRecord): void {
+    if (this.grouped === undefined) this.ready.remove(rec);
+    else this.grouped.remove(rec);
+  }
+
   private pushReady(rec: JobRecord): void {
+    if (this.grouped !== undefined) {
+      this.grouped.push(rec);
+      return;
+    }
     this.ready.push(rec, -rec.priority, rec.dueAt, rec.seq);
   }
 
@@ -1389,6 +1446,7 @@ export class MemoryLaneImpl implements MemoryLane {
     if (rec.finishedAt !== undefined) info.finishedAt = rec.finishedAt;
     if (rec.error !== undefined) info.error = copyError(rec.error);
     info.changedAt = changedAtOf(rec);
+    if (rec.group !== undefined) info.group = rec.group;
     const extra = this.extras.get(rec);
     if (extra !== undefined) {
       if (extra.tags !== undefined) info.tags = [...extra.tags];

@@ -145,6 +145,7 @@ export function summaryOf(rec: JobRecord, lane: string, extra: JobExtra | undefi
     s.error = { name: rec.error.name, message: rec.error.message, reason: rec.error.reason };
   }
   if (extra?.tags !== undefined) s.tags = [...extra.tags];
+  if (rec.group !== undefined) s.group = rec.group;
   if (extra?.expiresAt !== undefined) s.expiresAt = extra.expiresAt;
   return s;
 }

@@ -204,6 +204,7 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   tags: true,
   search: true,
   failureGroups: true,
+  // groups (fair groups): not in the scripts yet (NO_OPERATOR_CAPABILITIES leaves it off).
 });
 
 interface BlockingConn {

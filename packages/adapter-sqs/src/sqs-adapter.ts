@@ -167,6 +167,10 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     schedules: false,
     // An uncounted release sends a fresh copy; a delay on it is not built yet.
     retryAfter: false,
+    // Fair groups need the lane's waiting jobs partitioned by group and counted per group
+    // as they run; a standard queue hands out whatever it holds (FIFO queues order by
+    // MessageGroupId: publish's groupId), so they are not offered.
+    groups: false,
     // Poison isolation: a message carries no state of its own delivery, and marking the
     // prefetched ones would cost a send and a delete per job, so a lease that runs out is
     // always a stall (startNow is ignored). Stalls are known (ApproximateReceiveCount), so

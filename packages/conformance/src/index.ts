@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
+import { registerGroupTests } from "./group-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
@@ -48,5 +49,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerContractTests(harness, options);
     registerScheduleTests(harness, options);
     registerRetryAfterTests(harness, options);
+    registerGroupTests(harness, options);
   });
 }

@@ -126,6 +126,12 @@ export interface NewJob {
   /** SQS FIFO message group, ignored by adapters without groups. */
   groupId?: string;
   /**
+   * Fair group (capability `groups`), in a lane opened with `groups`: the lane serves its
+   * groups round-robin, and runs at most `groups.concurrency` jobs of one group at once.
+   * Core sends 1-128 characters; absent: the lane's ungrouped jobs, one group of their own.
+   */
+  group?: string;
+  /**
    * Trace context from the client's instrumentation (`@tasklane/opentelemetry` writes a
    * W3C `traceparent`), opaque to the adapter: stored with the job and handed back
    * unchanged with every delivery (`ReservedJob.traceContext`), retries and stalls
@@ -354,6 +360,8 @@ export interface JobSummary {
   error?: JobError;
   /** Capability `tags`. */
   tags?: string[];
+  /** Capability `groups`: its fair group (NewJob.group). */
+  group?: string;
   /** Capability `expiry`: when an unstarted job expires. */
   expiresAt?: number;
 }
@@ -571,6 +579,13 @@ export interface LaneStoreOptions {
   historyLimit: number;
   /** Max log lines kept per job (capability `reports`); older ones are dropped and counted. Default 100. */
   logLimit?: number;
+  /**
+   * Fair groups (capability `groups`): reserve takes the lane's jobs one group at a time,
+   * round-robin (by `NewJob.group`; jobs without one are a group of their own), each
+   * group's jobs in the lane's order; with `concurrency`, at most that many jobs of one
+   * group are active at once, across every worker. Absent: the lane ignores groups.
+   */
+  groups?: { concurrency?: number };
 }
 
 /**
@@ -653,6 +668,8 @@ export interface Capabilities {
   schedules?: boolean;
   /** `ReleaseItem.runAt` honoured: a job handed back uncounted waits until then (`ctx.retryAfter`). */
   retryAfter?: boolean;
+  /** `LaneStoreOptions.groups` and `NewJob.group`: fair groups, round-robin, per-group concurrency. */
+  groups?: boolean;
 
   // Poison isolation (issue 19). Optional: an adapter that does not declare one lacks it.
 
@@ -680,6 +697,7 @@ export const OPERATOR_CAPABILITIES = [
   "expiry",
   "schedules",
   "retryAfter",
+  "groups",
 ] as const satisfies ReadonlyArray<keyof Capabilities>;
 export type OperatorCapability = (typeof OPERATOR_CAPABILITIES)[number];
 
@@ -733,6 +751,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     expiry: true,
     schedules: true,
     retryAfter: true,
+    groups: true,
     startNow: true,
     suspects: true,
   });
@@ -910,6 +929,16 @@ export function validateLaneStoreOptions(options: LaneStoreOptions): void {
   const mc = options.maxConcurrency;
   if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
     throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
+  }
+  const groups = options.groups;
+  if (groups !== undefined) {
+    if (typeof groups !== "object" || groups === null) {
+      throw new ConfigError("groups", groups, "must be an object");
+    }
+    const gc = groups.concurrency;
+    if (gc !== undefined && (!Number.isInteger(gc) || gc < 1)) {
+      throw new ConfigError("groups.concurrency", gc, "must be a positive integer");
+    }
   }
   const retention = options.retention;
   if (retention === undefined) return;

@@ -35,6 +35,16 @@ export const laneConfigSchema = z
     numIterations: z.number().int().min(1).default(5),
     /** Most jobs active in this lane across all workers (adapter capability). Default unlimited. */
     maxConcurrency: z.number().int().min(1).optional(),
+    /**
+     * Fair groups (adapter capability `groups`): jobs published with `group` are served
+     * round-robin, one group at a time, so one group's backlog cannot starve another's;
+     * `concurrency`: at most this many jobs of one group run at once, across all workers.
+     * Default: no groups (publishing with `group` to this lane is refused).
+     */
+    groups: z
+      .object({ concurrency: z.number().int().min(1).optional() })
+      .strict()
+      .optional(),
     /** Lease expiries tolerated before a job goes dead with reason "stalled". Default 3. */
     maxStalls: z.number().int().min(0).default(3),
     /** History entries kept per job. Default 20. */

@@ -140,6 +140,9 @@ function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, LaneConf
     if (config.maxConcurrency !== undefined && !adapter.capabilities.maxConcurrency) {
       throw new UnsupportedError(adapter.name, "maxConcurrency", `lanes[${i}].maxConcurrency`);
     }
+    if (config.groups !== undefined && !adapter.capabilities.groups) {
+      throw new UnsupportedError(adapter.name, "fair groups (groups)", `lanes[${i}].groups`);
+    }
     configs.set(config.name, config);
   });
   return configs;

@@ -9,6 +9,7 @@ import {
 import { ClosedError, ConfigError, UnsupportedError } from "../errors.ts";
 import { TasklaneEventBus } from "../events.ts";
 import type { PublishTelemetry } from "../instrumentation.ts";
+import { stripUndefined } from "../strip-undefined.ts";
 import { type AnyTask, type TaskResult, validatePayload } from "../task.ts";
 import { createWorker, type Worker } from "../worker/create-worker.ts";
 import type { WorkerHost } from "../worker/worker-host.ts";
@@ -34,7 +35,11 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const resolved = resolveClientOptions(options);
   const { adapter, clock, namespace, configs, tasks, instrumentation } = resolved;
   const events = new TasklaneEventBus();
-  const encoder = createJobEncoder(adapter, resolved.maxPayloadBytes);
+  const encoder = createJobEncoder(
+    adapter,
+    resolved.maxPayloadBytes,
+    (lane) => configs.get(lane)?.groups !== undefined,
+  );
   const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
   const opened = new Map<string, Promise<LaneStore>>();
   let closed = false;
@@ -52,6 +57,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         logLimit: config.logLimit,
         retention: config.retention,
         ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
+        ...(config.groups !== undefined ? { groups: stripUndefined(config.groups) } : {}),
       });
       if (instrumentation?.wrapLane !== undefined) {
         p = p.then((store) => instrumentation.wrapLane?.(store, name) ?? store);

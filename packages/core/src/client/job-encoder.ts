@@ -37,7 +37,11 @@ export interface JobEncoder {
  * every check that must fail before anything is written: size, priority, delay, job id,
  * and what the adapter can hold.
  */
-export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): JobEncoder {
+export function createJobEncoder(
+  adapter: Adapter,
+  maxPayloadBytes: number,
+  grouped: (lane: string) => boolean = () => false,
+): JobEncoder {
   /** Encode and check one validated job; throws before anything is written. */
   const prepare = (
     task: AnyTask,
@@ -54,6 +58,7 @@ export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): Job
       opts.jobId === undefined &&
       opts.appData === undefined &&
       opts.groupId === undefined &&
+      opts.group === undefined &&
       opts.tags === undefined &&
       opts.expiresInMs === undefined &&
       opts.expiresAt === undefined
@@ -193,6 +198,7 @@ export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): Job
     if (appData !== undefined) job.appData = appData;
     if (runAt !== undefined && runAt > now) job.runAt = runAt;
     if (opts.groupId !== undefined) job.groupId = opts.groupId;
+    if (opts.group !== undefined) job.group = checkGroup(task, opts.group, index);
     if (opts.tags !== undefined) {
       const tags = checkTags(opts.tags, index);
       if (tags.length > 0) job.tags = tags;
@@ -200,6 +206,19 @@ export function createJobEncoder(adapter: Adapter, maxPayloadBytes: number): Job
     const expiresAt = checkExpiry(opts, runAt, now, index);
     if (expiresAt !== undefined) job.expiresAt = expiresAt;
     return job;
+  };
+
+  const checkGroup = (task: AnyTask, group: unknown, index: number | undefined): string => {
+    const field = fieldOf(index, "group");
+    if (typeof group !== "string" || group.length === 0 || group.length > 128) {
+      throw new ConfigError(field, group, "must be a string of 1-128 characters");
+    }
+    if (!adapter.capabilities.groups)
+      throw new UnsupportedError(adapter.name, "fair groups (groups)", field);
+    if (!grouped(task.lane)) {
+      throw new ConfigError(field, group, `lane "${task.lane}" has no groups option`);
+    }
+    return group;
   };
 
   const checkTags = (tags: unknown, index: number | undefined): string[] => {

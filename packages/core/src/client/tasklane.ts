@@ -74,6 +74,12 @@ export interface PublishOptions {
   /** Message group for FIFO backends (SQS FIFO). */
   groupId?: string;
   /**
+   * Fair group, e.g. a tenant (capability `groups`), for a lane configured with `groups`:
+   * the lane serves its groups round-robin and runs at most `groups.concurrency` jobs of
+   * one group at once. 1-128 characters.
+   */
+  group?: string;
+  /**
    * Labels to find the job by: `list({ tag })`, `count({ tag })` (capability `tags`).
    * 1-16 distinct strings of 1-128 characters.
    */

@@ -1,0 +1,78 @@
+import { createMemoryAdapter } from "@tasklane/adapter-memory";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  type Adapter,
+  ConfigError,
+  createTasklane,
+  defineTask,
+  type Tasklane,
+  UnsupportedError,
+} from "../src/index.ts";
+
+const open: Tasklane[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
+});
+
+const task = defineTask({ name: "t", lane: "l", schema: z.object({}), run: () => {} });
+
+/** The memory adapter, declaring `groups` false. */
+function withoutGroups(): Adapter {
+  const inner = createMemoryAdapter();
+  return {
+    name: "plain",
+    capabilities: Object.freeze({ ...inner.capabilities, groups: false }),
+    lane: (name, options) => inner.lane(name, options),
+    close: () => inner.close(),
+  };
+}
+
+describe("fair groups", () => {
+  it("a lane's groups option on an adapter without capability groups is an UnsupportedError naming it", () => {
+    const make = () =>
+      createTasklane({
+        adapter: withoutGroups(),
+        lanes: [{ name: "l", groups: {} }],
+        tasks: [task],
+      });
+    expect(make).toThrow(UnsupportedError);
+    expect(make).toThrow(/lanes\[0\]\.groups/);
+  });
+
+  it("publish with group: UnsupportedError without the capability, ConfigError for a bad group", async () => {
+    const tl = createTasklane({ adapter: withoutGroups(), lanes: [{ name: "l" }], tasks: [task] });
+    open.push(tl);
+    await expect(tl.publish(task, {}, { group: "a" })).rejects.toBeInstanceOf(UnsupportedError);
+    const grouped = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [{ name: "l", groups: { concurrency: 2 } }],
+      tasks: [task],
+    });
+    open.push(grouped);
+    for (const bad of ["", "x".repeat(129), 7]) {
+      await expect(grouped.publish(task, {}, { group: bad as string })).rejects.toThrow(
+        ConfigError,
+      );
+    }
+    await expect(
+      grouped.publishMany(task, [
+        { payload: {}, group: "ok" },
+        { payload: {}, group: "" },
+      ]),
+    ).rejects.toThrow(/items\[1\]\.group/);
+    expect(await grouped.lane("l").counts()).toMatchObject({ waiting: 0 });
+  });
+
+  it("the lane option is validated: groups.concurrency a positive integer", () => {
+    for (const concurrency of [0, 1.5, -1]) {
+      expect(() =>
+        createTasklane({
+          adapter: createMemoryAdapter(),
+          lanes: [{ name: "l", groups: { concurrency } }],
+          tasks: [task],
+        }),
+      ).toThrow(/lanes\[0\]\.groups\.concurrency/);
+    }
+  });
+});
