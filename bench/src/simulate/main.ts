@@ -11,6 +11,7 @@ import { OUT_DIR, REFERENCE_DIR, REPO_DIR } from "../machine.ts";
 import { averageRuns } from "./aggregate.ts";
 import { renderPng, renderWaitChart } from "./chart.ts";
 import { type RunResult, simulate } from "./engine.ts";
+import { FAIRNESS, formatFairness, runFairness } from "./fairness.ts";
 import type { BackendKind, SimulationOptions } from "./model.ts";
 import { checkGoal, formatGoal, formatTable } from "./report.ts";
 import { DEFAULT_VARIANTS, resolveVariant, type SelectorVariant } from "./variants.ts";
@@ -43,6 +44,9 @@ const usage = `Usage: npm run simulate -- [options]
   --stay-on-short    model the older worker loop that stays on a lane after a short batch
                      (default: leave on a short batch, as tasklane's worker does)
   --out DIR          where selectors.json, .svg and .png go (default bench/out, git-ignored)
+  --fairness         the fairness workload instead: one lane, a big tenant's backlog and a
+                     small tenant's trickle, run by the real worker on the memory adapter in
+                     virtual time, without and with fair groups (fairness.ts)
   --save             refresh the committed reference in bench/results/: every workload and
                      selector, seeds 1..5 (--seeds defaults to 5 here), every other option
                      at its default; refused with any option that changes those, and with --out
@@ -70,6 +74,11 @@ function number(name: string, text: string | undefined, fallback: number, intege
 const { values } = parseFlags();
 if (values.help) {
   console.log(usage);
+  process.exit(0);
+}
+if (values.fairness) {
+  const results = [await runFairness(FAIRNESS, false), await runFairness(FAIRNESS, true)];
+  console.log(formatFairness(FAIRNESS, results));
   process.exit(0);
 }
 const save = values.save === true;
@@ -207,6 +216,7 @@ function parseFlags() {
         prefetch: { type: "string" },
         out: { type: "string" },
         "stay-on-short": { type: "boolean" },
+        fairness: { type: "boolean" },
         save: { type: "boolean" },
         help: { type: "boolean" },
       },
