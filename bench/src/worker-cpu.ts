@@ -4,12 +4,15 @@
  * user + system time divided by the jobs. For small changes to the worker's path, run it
  * interleaved with the code before (the other build in a checkout of its own).
  *
- *   npx node --conditions=source bench/src/worker-cpu.ts <redis://host:port | memory> [off|otel|metrics|sampled]
+ *   npx node --conditions=source bench/src/worker-cpu.ts <redis://host:port | memory> [off|otel|metrics|sampled|bare|bare-metrics]
  *
  * Prints "<jobs/s> <CPU µs per job>". `otel`: telemetry over the OpenTelemetry SDK with
  * no exporter, as tasklane-redis-otel; `metrics`: the same with traces off; `sampled`:
  * `otel` with a sampler keeping 1% of traces (parent-based, so a job's runs follow its
- * publish: the other 99% get non-recording spans).
+ * publish: the other 99% get non-recording spans); `bare` and `bare-metrics`: `otel` and
+ * `metrics` with `createBareTelemetry()` (bare-telemetry.ts, only the SDK calls a
+ * delivery's spans and histograms need) in place of `createTelemetry()`, to tell
+ * tasklane's share of the cost from the SDK's.
  */
 import { context, propagation } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -30,30 +33,37 @@ import { createTasklane, defineTask, type Instrumentation } from "@tasklane/core
 import { createTelemetry } from "@tasklane/opentelemetry";
 import { createPrometheusEndpoint } from "@tasklane/opentelemetry/prometheus";
 import { z } from "zod";
+import { createBareTelemetry } from "./bare-telemetry.ts";
 import { TASKLANE_LANE } from "./systems/tasklane-common.ts";
 
 const [where = "memory", mode = "off"] = process.argv.slice(2);
 const JOBS = Number(process.env.JOBS ?? 20_000);
 
+const MODES = ["off", "otel", "metrics", "sampled", "bare", "bare-metrics"];
+if (!MODES.includes(mode))
+  throw new Error(`mode must be one of ${MODES.join(", ")}, not "${mode}"`);
+
 let instrumentation: Instrumentation | undefined;
-if (mode === "otel" || mode === "metrics" || mode === "sampled") {
+if (mode !== "off") {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
     new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
   );
-  instrumentation = createTelemetry({
-    tracerProvider: new TracerProvider(
-      mode === "sampled"
-        ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.01) }) }
-        : {},
-    ),
-    meterProvider: new MeterProvider({ readers: [createPrometheusEndpoint().reader] }),
-    traces: mode !== "metrics",
-  });
-} else if (mode !== "off") {
-  throw new Error(`mode must be off, otel, metrics or sampled, not "${mode}"`);
+  const tracerProvider = new TracerProvider(
+    mode === "sampled"
+      ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.01) }) }
+      : {},
+  );
+  const meterProvider = new MeterProvider({ readers: [createPrometheusEndpoint().reader] });
+  const traces = mode !== "metrics" && mode !== "bare-metrics";
+  instrumentation = mode.startsWith("bare")
+    ? createBareTelemetry(
+        traces ? tracerProvider.getTracer("bare") : undefined,
+        meterProvider.getMeter("bare"),
+      )
+    : createTelemetry({ tracerProvider, meterProvider, traces });
 }
 
 let done = 0;

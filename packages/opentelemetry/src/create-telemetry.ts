@@ -38,7 +38,7 @@ import type {
 } from "@tasklane/core";
 import { type NewJob, parseOptions } from "@tasklane/core/adapter";
 import { z } from "zod";
-import { JobRun, type JobRunShared } from "./job-run.ts";
+import { JobRun, type JobRunShared, ProcessParents } from "./job-run.ts";
 import { type CallCount, countLaneCalls } from "./lane-calls.ts";
 import {
   ATTR_ERROR_TYPE,
@@ -170,8 +170,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   let settleDuration: Histogram | undefined;
   const shared: JobRunShared = {
     tracer,
-    codec,
-    linkOnly: resolved.processSpanParent === "link",
+    parents: new ProcessParents(codec, resolved.processSpanParent === "link"),
     now: Date.now,
     waitDuration: undefined,
     runDuration: undefined,

@@ -50,9 +50,8 @@ import type { TraceContextCodec } from "./trace-context.ts";
 export interface JobRunShared {
   /** Undefined when traces are off. */
   tracer: Tracer | undefined;
-  codec: TraceContextCodec;
-  /** Consumer spans start their own trace, linked to the producer's, instead of joining it. */
-  linkOnly: boolean;
+  /** Each delivery's parent context and link, from the trace context it carries. */
+  parents: ProcessParents;
   /** The client's clock, epoch ms (the backend's times, like `readyAt`, are too). */
   now(): number;
   /** Undefined until a client is attached, or when metrics are off. */
@@ -76,12 +75,7 @@ export class JobRun implements JobTelemetry {
     this.#job = job;
     const tracer = shared.tracer;
     if (tracer === undefined) return;
-    const extracted = shared.codec.extract(job.traceContext);
-    const producer = trace.getSpanContext(extracted);
-    // A runner runs one job at a time: its span is the job's process span. The producer's
-    // span is its parent (one trace from publish to run) unless linkOnly; it is linked
-    // either way, as the messaging conventions ask of a process span.
-    const parent = shared.linkOnly ? trace.deleteSpan(extracted) : extracted;
+    const { parent, link } = shared.parents.of(job.traceContext);
     const options: SpanOptions = {
       kind: SpanKind.CONSUMER,
       attributes: {
@@ -94,8 +88,9 @@ export class JobRun implements JobTelemetry {
         [ATTR_ATTEMPT]: job.attempt,
       },
     };
-    if (producer !== undefined) options.links = [{ context: producer } satisfies Link];
-    const span = tracer.startSpan(`process ${lane}`, options, parent);
+    // A fresh array per span: a tracer may keep it as the span's own (and add to it).
+    if (link !== undefined) options.links = [link];
+    const span = tracer.startSpan(tally.processSpanName, options, parent);
     this.#span = span;
     this.#context = trace.setSpan(parent, span);
   }
@@ -216,4 +211,55 @@ function recordFailure(span: Span, error: JobError, cause: unknown): void {
   };
   span.setAttributes(attributes);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+}
+
+/** What a process span starts from: its parent context, and the producer's span to link. */
+export interface ProcessParent {
+  readonly parent: Context;
+  readonly link: Link | undefined;
+}
+
+/** Traces' texts read lately: the jobs of one publishMany share one. */
+const PARENTS_CACHED = 64;
+
+/**
+ * Process parents by the trace context text a job carries, each read once: the jobs of
+ * one publish call share one text, so a delivery usually costs one map lookup.
+ */
+export class ProcessParents {
+  readonly #codec: TraceContextCodec;
+  readonly #linkOnly: boolean;
+  readonly #byText = new Map<string, ProcessParent>();
+  readonly #none: ProcessParent;
+
+  /**
+   * `linkOnly`: a process span starts a trace of its own, linked to the producer's span,
+   * instead of joining the producer's trace as its child (linked to it as well, as the
+   * messaging conventions ask of a process span).
+   */
+  constructor(codec: TraceContextCodec, linkOnly: boolean) {
+    this.#codec = codec;
+    this.#linkOnly = linkOnly;
+    this.#none = this.#read(undefined);
+  }
+
+  of(text: string | undefined): ProcessParent {
+    if (text === undefined || text === "") return this.#none;
+    let parent = this.#byText.get(text);
+    if (parent === undefined) {
+      parent = this.#read(text);
+      if (this.#byText.size >= PARENTS_CACHED) this.#byText.clear();
+      this.#byText.set(text, parent);
+    }
+    return parent;
+  }
+
+  #read(text: string | undefined): ProcessParent {
+    const extracted = this.#codec.extract(text);
+    const producer = trace.getSpanContext(extracted);
+    return {
+      parent: this.#linkOnly ? trace.deleteSpan(extracted) : extracted,
+      link: producer === undefined ? undefined : { context: producer },
+    };
+  }
 }

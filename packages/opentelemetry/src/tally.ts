@@ -13,6 +13,8 @@ export class Tally {
   readonly task: string;
   /** `{ tasklane.lane, tasklane.task }`. */
   readonly attributes: Attributes;
+  /** The name of the lane's process spans, `process <lane>`, made once. */
+  readonly processSpanName: string;
   created = 0;
   duplicate = 0;
   started = 0;
@@ -32,6 +34,7 @@ export class Tally {
     this.lane = lane;
     this.task = task;
     this.attributes = { [ATTR_LANE]: lane, [ATTR_TASK]: task };
+    this.processSpanName = `process ${lane}`;
   }
 
   /** The tally's attributes and an outcome (built once per outcome). */

@@ -17,17 +17,13 @@ import { MAX_TRACE_CONTEXT_LENGTH } from "@tasklane/core/adapter";
 export interface TraceContextCodec {
   /** The text to store for `context`'s span (and baggage), or undefined when it has none. */
   inject(context: Context): string | undefined;
-  /** The context a stored text describes (the root context when there is none). */
+  /** The context a stored text describes (the root context when there is none); parses it every call. */
   extract(text: string | undefined): Context;
 }
-
-/** Contexts extracted lately, by text: the jobs of one publishMany share one text. */
-const CACHE_SIZE = 64;
 
 export function createTraceContextCodec(
   propagator: Pick<TextMapPropagator, "inject" | "extract"> = propagation,
 ): TraceContextCodec {
-  const cache = new Map<string, Context>();
   return {
     inject(context) {
       const carrier: Record<string, string> = {};
@@ -43,13 +39,7 @@ export function createTraceContextCodec(
     },
     extract(text) {
       if (text === undefined || text === "") return ROOT_CONTEXT;
-      let context = cache.get(text);
-      if (context === undefined) {
-        context = propagator.extract(ROOT_CONTEXT, parseCarrier(text), defaultTextMapGetter);
-        if (cache.size >= CACHE_SIZE) cache.clear();
-        cache.set(text, context);
-      }
-      return context;
+      return propagator.extract(ROOT_CONTEXT, parseCarrier(text), defaultTextMapGetter);
     },
   };
 }

@@ -246,6 +246,58 @@ describe("telemetry on the memory adapter", () => {
     expect(m.sum(METRICS.adapterCalls, { "tasklane.lane": "a", "tasklane.call": "move" })).toBe(1);
   });
 
+  it("with processSpanParent link, starts each run's trace of its own, linked to the publish span", async () => {
+    const o = otel();
+    const handlerTracer = o.tracerProvider.getTracer("app");
+    const task = defineTask({
+      name: "t",
+      lane: "q",
+      schema: z.object({ i: z.number() }),
+      run: ({ i }) => handlerTracer.startSpan(`handler ${i}`).end(),
+    });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [{ name: "q" }],
+      tasks: [task],
+      instrumentation: createTelemetry({
+        tracerProvider: o.tracerProvider,
+        meterProvider: o.meterProvider,
+        processSpanParent: "link",
+      }),
+    });
+    // one publish call: its three jobs carry one trace context
+    await tl.publishMany(task, [
+      { payload: { i: 0 } },
+      { payload: { i: 1 } },
+      { payload: { i: 2 } },
+    ]);
+    const worker = tl.worker({ concurrency: 3 });
+    await worker.start();
+    await until(() => o.spans().filter((s) => s.name === "process q").length === 3, "the runs");
+    await worker.stop();
+    await tl.close();
+
+    const spans = o.spans();
+    const publish = spans.filter((s) => s.name === "publish q");
+    expect(publish).toHaveLength(1);
+    const producer = (publish[0] as ReadableSpan).spanContext();
+    const runs = spans.filter((s) => s.name === "process q");
+    for (const run of runs) {
+      expect(run.parentSpanContext).toBeUndefined();
+      expect(run.spanContext().traceId).not.toBe(producer.traceId);
+      expect(run.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([
+        [producer.traceId, producer.spanId],
+      ]);
+    }
+    expect(new Set(runs.map((r) => r.spanContext().traceId)).size).toBe(3);
+    // each handler's span is inside its own run
+    for (let i = 0; i < 3; i++) {
+      const handler = spans.find((s) => s.name === `handler ${i}`);
+      const run = runs.find((r) => r.spanContext().spanId === handler?.parentSpanContext?.spanId);
+      expect(run?.spanContext().traceId).toBe(handler?.spanContext().traceId);
+    }
+  });
+
   it("makes no span with traces off, records no metric with metrics off", async () => {
     for (const off of ["traces", "metrics"] as const) {
       const o = otel();
