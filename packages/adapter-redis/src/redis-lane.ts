@@ -685,20 +685,20 @@ export class RedisLane
     return typeof reply === "string" ? this.info(reply) : undefined;
   }
 
+  /** Every job in one state, page by page: lua/search.lua with the state alone. */
   async *list(options: ListOptions): AsyncGenerator<JobInfo, void, undefined> {
-    const code = STATE_CODES[options.state];
-    if (code === undefined) return;
+    if (STATE_CODES[options.state] === undefined) return;
     const pageSize = Math.max(
       1,
       Math.min(MAX_PAGE_SIZE, Math.floor(options.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
     );
-    let cursor = "";
+    const args = searchArgs({ state: options.state }, "l", pageSize, undefined);
     for (;;) {
-      const reply = (await this.run("list", [code, cursor, pageSize])) as string[];
-      const page = reply.slice(1).map((json) => this.info(json));
-      for (const info of page) yield info;
-      cursor = reply[0] ?? "";
+      const reply = (await this.run("search", args)) as string[];
+      for (let i = 1; i < reply.length; i++) yield this.info(reply[i] as string);
+      const cursor = reply[0] ?? "";
       if (cursor === "") return;
+      args[args.length - 1] = cursor;
     }
   }
 

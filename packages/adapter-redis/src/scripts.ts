@@ -41,7 +41,6 @@ export const SCRIPT_NAMES = [
   "counts",
   "probe",
   "get",
-  "list",
   "schedule",
   "fire",
   "watch",
@@ -77,7 +76,6 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   delete: ["allow-oom"],
   pause: ["allow-oom"],
   counts: ["allow-oom"],
-  list: ["allow-oom"],
   probe: ["allow-oom"],
   get: ["allow-oom"],
   // Schedules grow memory as puts do: refused whole under OOM.

@@ -6,11 +6,12 @@
 --   state "failed" with an error name: the group's range of the failure index (KEYS[18],
 --     FAILURE GROUPS), in order of failure;
 --   otherwise each state's structure in turn (the filter's state, or every state in the
---     order of JOB_STATES), as list.lua pages them: zsets by (score, member), the waiting
---     jobs' priority zset first, then their list by absolute position (see list.lua).
+--     order of JOB_STATES): zsets by (score, member), the waiting jobs' priority zset
+--     first, then their list by absolute position (see walkList). A state alone is how
+--     the adapter's list() pages.
 -- An entry examined is never examined again by the same listing: a cursor names the last
 -- one, so a job that stays where it is is listed once, one that leaves before the
--- listing reaches it is not, and one added behind the cursor may be (as list.lua).
+-- listing reaches it is not, and one added behind the cursor may be.
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] "l" list / "c" count; ARGV[8] state (1..7, "" every state);
 --       ARGV[9] task ("" any); ARGV[10] tag ("" any); ARGV[11] error name ("" any);
@@ -111,8 +112,10 @@ local function take(ids, want, inList)
   for i = 1, #ids do
     local id = ids[i]
     local rec = cache[id]
-    local ok = rec and (rec.bad and (want == nil or want == WAITING) and task == "" and
-      tag == "" and errName == "" and not since and not before)
+    -- a record tasklane did not write is listed where it is found, when nothing but a
+    -- state is asked (get shows it as malformed)
+    local ok = rec and (rec.bad and task == "" and tag == "" and errName == "" and not since
+      and not before)
     if rec and not rec.bad then
       local state = rec.state
       ok = state ~= MOVING and (want == nil or state == want)
@@ -206,8 +209,10 @@ local function walkZset(key, cur, want, toId)
   return nil
 end
 
--- The waiting list from absolute position `abs` (see list.lua): the next position, or nil
--- when the list is done.
+-- The waiting list from absolute position `abs`: meta lp counts every id ever popped from
+-- it, so positions survive pops; cancel and delete leave tombstones rather than shifting
+-- it, and an id in it more than once is listed at its last place (TOMBSTONES in
+-- _common.lua). Returns the next position, or nil when the list is done.
 local function walkList(abs)
   local start = math.max(0, abs - meta.lp)
   local ids = redis.call("LRANGE", KW, start, start + budget - 1)
