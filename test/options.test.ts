@@ -233,6 +233,8 @@ const tables: Table[] = [
       longPollMs: count0,
       numIterations: count1,
       maxConcurrency: count1,
+      groups: { bad: ["fair", 5, null, []], good: [{}, { concurrency: 2 }] },
+      "groups.concurrency": count1,
       maxStalls: count0,
       historyLimit: { bad: [-1, 1_001, 1.5, ...nonFinite, ...notNumbers], good: [0, 1_000] },
       logLimit: { bad: [-1, 10_001, 1.5, ...nonFinite, ...notNumbers], good: [0, 10_000] },
