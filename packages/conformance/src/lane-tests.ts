@@ -85,10 +85,9 @@ export function registerLaneTests(get: () => Harness, options: ConformanceOption
     it("holds a delayed job until its runAt", async () => {
       const h = get();
       const q = await h.freshLane();
-      const delay = 3 * h.unit;
-      const job = h.job({ runAt: h.now() + delay });
+      const runAt = h.now() + 3 * h.unit;
+      const job = h.job({ runAt });
       await q.put([job]);
-      const start = h.now();
       expect((await q.reserve({ limit: 1, leaseMs: 10 * h.unit, waitMs: 0 })).jobs).toEqual([]);
       if (h.caps.exactCounts) expect((await q.counts()).delayed).toBe(1);
       const got = await h.waitFor(
@@ -96,7 +95,8 @@ export function registerLaneTests(get: () => Harness, options: ConformanceOption
         "the delayed job",
       );
       expect(got.id).toBe(job.id);
-      expect(h.now() - start).toBeGreaterThanOrEqual(delay - h.caps.timeResolutionMs);
+      // Against runAt itself: a put slowed by a busy machine must not count against it.
+      expect(h.now()).toBeGreaterThanOrEqual(runAt - h.caps.timeResolutionMs);
     });
 
     it("refuses a duplicate job id, also inside one batch", async (ctx) => {
