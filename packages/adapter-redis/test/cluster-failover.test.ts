@@ -325,8 +325,12 @@ describe("workers through Cluster failovers and a slot migration", () => {
         return longestGap(times, killedAt, resumedAt);
       });
       expect(promotedAt - killedAt).toBeGreaterThan(2_000); // node timeout, then an election
-      // (a margin for noticing the end of it: ioredis retries CLUSTERDOWN every 100 ms)
-      for (const gap of gaps) expect(gap).toBeLessThan(failWindowMs + 500);
+      // A margin for noticing the end of it (ioredis retries CLUSTERDOWN every 100 ms; on
+      // a loaded machine the state polls above lag too: 1,700 ms against a 1,166 ms window
+      // was seen), but always shorter than the dead master's outage, which is what a
+      // worker stuck on that master's lanes would pause for.
+      const outageMs = promotedAt - killedAt;
+      for (const gap of gaps) expect(gap).toBeLessThan(Math.min(failWindowMs + 1_000, outageMs));
 
       // The dead master comes back, as a replica of its heir.
       await cluster.restart(victim);
