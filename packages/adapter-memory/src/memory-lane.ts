@@ -62,6 +62,7 @@ import {
   type NackItem,
   type NewJob,
   type PutResult,
+  type RateLimit,
   type ReleaseItem,
   type ReportItem,
   type ReservedJob,
@@ -178,6 +179,14 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly clock: Clock;
 
   private maxConcurrency = Number.POSITIVE_INFINITY;
+  /** LaneStoreOptions.rateLimit; undefined: none. */
+  private rateLimit: RateLimit | undefined = undefined;
+  /**
+   * Start times (reserve's now) of the jobs handed out in the current window, oldest
+   * first, from `startsHead` on: the rate limit's log, kept only while it is set.
+   */
+  private starts: number[] = [];
+  private startsHead = 0;
   private maxStalls = 0;
   private historyLimit = 0;
   private logLimit = 100;
@@ -225,6 +234,11 @@ export class MemoryLaneImpl implements MemoryLane {
   /** Apply (validated) lane options; a later `adapter.lane(name, options)` re-applies. */
   configure(options: LaneStoreOptions): void {
     this.maxConcurrency = options.maxConcurrency ?? Number.POSITIVE_INFINITY;
+    this.rateLimit = options.rateLimit;
+    if (this.rateLimit === undefined) {
+      this.starts = [];
+      this.startsHead = 0;
+    }
     this.maxStalls = options.maxStalls;
     this.historyLimit = options.historyLimit;
     this.logLimit = options.logLimit ?? 100;
@@ -366,6 +380,7 @@ export class MemoryLaneImpl implements MemoryLane {
     const jobs: ReservedJob[] = [];
     if (this.paused) return jobs;
     let n = Math.min(limit, this.maxConcurrency - this.lists.active.size);
+    if (this.rateLimit !== undefined) n = Math.min(n, this.rateRoom(now));
     if (n <= 0 || this.ready.size === 0) return jobs;
     const stats = this.dayStats(now);
     const expiresAt = now + leaseMs;
@@ -396,22 +411,60 @@ export class MemoryLaneImpl implements MemoryLane {
       if (suspect) job.suspect = true;
       rec.prefetched = !suspect && jobs.length >= startNow;
       jobs.push(job);
+      if (this.rateLimit !== undefined) this.starts.push(now);
     }
     return jobs;
+  }
+
+  /** Starts the rate limit allows at `now`: the window's log pruned to (now - durationMs, now]. */
+  private rateRoom(now: number): number {
+    const limit = this.rateLimit as RateLimit;
+    const from = now - limit.durationMs;
+    while (
+      this.startsHead < this.starts.length &&
+      (this.starts[this.startsHead] as number) <= from
+    ) {
+      this.startsHead++;
+    }
+    if (this.startsHead > 1024 && this.startsHead * 2 > this.starts.length) {
+      this.starts = this.starts.slice(this.startsHead);
+      this.startsHead = 0;
+    }
+    return limit.max - (this.starts.length - this.startsHead);
+  }
+
+  /**
+   * While the rate limit's window is full and jobs are ready: when the next start is
+   * allowed (the start that leaves the window then, plus durationMs). Infinity otherwise.
+   */
+  private rateOpenAt(now: number): number {
+    const limit = this.rateLimit;
+    if (limit === undefined || this.ready.size === 0 || this.paused) {
+      return Number.POSITIVE_INFINITY;
+    }
+    const room = this.rateRoom(now);
+    if (room > 0) return Number.POSITIVE_INFINITY;
+    const leaving = this.starts[this.startsHead - room] as number;
+    return leaving + limit.durationMs;
   }
 
   /** A reserve's answer: its jobs, what is left to take and, with nothing left, what falls due next. */
   private result(jobs: ReservedJob[]): ReserveResult {
     const ready = this.shared.closed ? 0 : this.takeable();
     if (ready > 0 || this.shared.closed || this.paused) return { jobs, ready };
-    const next = Math.min(this.delayed.peekKey(), this.leases.peekKey());
+    const next = Math.min(
+      this.delayed.peekKey(),
+      this.leases.peekKey(),
+      this.rateOpenAt(this.clock.now()),
+    );
     return next === Number.POSITIVE_INFINITY ? { jobs, ready } : { jobs, ready, nextDueAt: next };
   }
 
   /** Due jobs a reserve could take right now (0 while paused or at maxConcurrency). */
   private takeable(): number {
     if (this.paused) return 0;
-    const free = this.maxConcurrency - this.lists.active.size;
+    let free = this.maxConcurrency - this.lists.active.size;
+    if (this.rateLimit !== undefined) free = Math.min(free, this.rateRoom(this.clock.now()));
     return free <= 0 ? 0 : Math.min(this.ready.size, free);
   }
 
@@ -1231,13 +1284,20 @@ export class MemoryLaneImpl implements MemoryLane {
     this.afterChange();
   }
 
-  /** One timer while long polls wait: the next delayed due time or lease expiry. */
+  /**
+   * One timer while long polls wait: the next delayed due time, lease expiry or, while
+   * the rate limit holds ready jobs back, the time its window lets one start.
+   */
   private armWakeTimer(): void {
     if (this.waiters.length === 0 || this.shared.closed) {
       this.clearWakeTimer();
       return;
     }
-    const at = Math.min(this.delayed.peekKey(), this.leases.peekKey());
+    const at = Math.min(
+      this.delayed.peekKey(),
+      this.leases.peekKey(),
+      this.rateOpenAt(this.clock.now()),
+    );
     if (at === this.wakeAt) return;
     this.clearWakeTimer();
     if (at === Number.POSITIVE_INFINITY) return;

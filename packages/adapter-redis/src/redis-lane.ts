@@ -147,7 +147,12 @@ export class RedisLane
   private call(script: ScriptName): ScriptCall {
     let call = this.calls.get(script);
     if (call === undefined) {
-      call = new ScriptCall(SCRIPTS[script], this.keys.all, this.common);
+      // A rate-limited lane's reserve also gets its log of starts (see lua/reserve.lua).
+      const keys =
+        script === "reserve" && this.options.rateLimit !== undefined
+          ? [...this.keys.all, this.keys.rateLimit]
+          : this.keys.all;
+      call = new ScriptCall(SCRIPTS[script], keys, this.common);
       this.calls.set(script, call);
     }
     return call;
@@ -451,9 +456,13 @@ export class RedisLane
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
     const args = [limit, Math.ceil(leaseMs)];
-    // Sent only when some job taken may be prefetched (ARGV[9], see lua/reserve.lua).
+    // Sent only when some job taken may be prefetched (ARGV[9], see lua/reserve.lua), or
+    // before the rate limit (ARGV[10], ARGV[11]; its key is the call's KEYS[17]).
     const startNow = options.startNow;
+    const rate = this.options.rateLimit;
     if (startNow !== undefined && startNow < limit) args.push(Math.max(0, Math.floor(startNow)));
+    else if (rate !== undefined) args.push(limit);
+    if (rate !== undefined) args.push(rate.max, rate.durationMs);
     /** A reserve's reply that came with the end of a block (see FollowUp), if any. */
     let ready: unknown;
     const idle = this.idle;

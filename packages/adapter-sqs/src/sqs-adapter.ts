@@ -173,6 +173,9 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     // suspects are marked: on FIFO lanes every redelivery (see sqs-lane.ts).
     startNow: false,
     suspects: true,
+    // A standard queue cannot count the starts of a window atomically across consumers
+    // (a receive is not conditional on anything), so a rate limit cannot be exact.
+    rateLimit: false,
   };
 }
 

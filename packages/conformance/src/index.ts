@@ -18,6 +18,7 @@ import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
+import { mostStartsInAWindow, registerRateLimitTests } from "./rate-limit-tests.ts";
 import { registerRetryAfterTests } from "./retry-after-tests.ts";
 import { registerScheduleTests } from "./schedule-tests.ts";
 import { registerTraceContextTests } from "./trace-context-tests.ts";
@@ -25,7 +26,7 @@ import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
 export type { ConformanceOptions, Harness, KnownDefect, ModelSuiteOptions };
-export { runModelSuite };
+export { mostStartsInAWindow, runModelSuite };
 
 export function runConformanceSuite(options: ConformanceOptions): void {
   describe(`conformance: ${options.name}`, { timeout: 120_000 }, () => {
@@ -48,5 +49,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerContractTests(harness, options);
     registerScheduleTests(harness, options);
     registerRetryAfterTests(harness, options);
+    registerRateLimitTests(harness, options);
   });
 }

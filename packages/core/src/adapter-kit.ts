@@ -41,6 +41,7 @@ export type {
   OperatorCapability,
   OperatorLaneMethod,
   PutResult,
+  RateLimit,
   ReleaseItem,
   ReportItem,
   ReservedJob,

@@ -223,7 +223,8 @@ export interface ReserveResult {
   /**
    * When `ready` is 0: the epoch ms (in the adapter's clock: the injected one, or the
    * system clock) at which a job of this lane may become takeable, a delayed job or retry
-   * falling due or a lease running out, when the backend knows it cheaply. Early rather
+   * falling due, a lease running out or the rate limit's window letting a waiting job
+   * start (capability `rateLimit`), when the backend knows it cheaply. Early rather
    * than late (a bound); undefined when nothing is scheduled or unknown. A worker serving
    * several lanes ends a long poll on another lane at that time.
    */
@@ -560,10 +561,23 @@ export interface RetentionPolicy {
   expired?: { maxAgeMs?: number; maxCount?: number };
 }
 
+/** A lane's rate limit: at most `max` starts in any window of `durationMs`. */
+export interface RateLimit {
+  /** Integer >= 1. */
+  max: number;
+  /** Integer >= 1, ms. */
+  durationMs: number;
+}
+
 /** Options core passes when opening a lane. */
 export interface LaneStoreOptions {
   /** Max jobs active across all workers (capability `maxConcurrency`). */
   maxConcurrency?: number;
+  /**
+   * At most `max` jobs handed out by `reserve` in any window of `durationMs`, across all
+   * workers (capability `rateLimit`; docs/adapter-contract.md, "rateLimit").
+   */
+  rateLimit?: RateLimit;
   /** Lease expiries tolerated before the job goes dead with reason "stalled". */
   maxStalls: number;
   retention?: RetentionPolicy;
@@ -663,6 +677,15 @@ export interface Capabilities {
   startNow?: boolean;
   /** `ReservedJob.suspect` set on every delivery of a job whose lease ran out before. */
   suspects?: boolean;
+
+  // Time and order (issue 22). Optional: an adapter that does not declare one lacks it.
+
+  /**
+   * `LaneStoreOptions.rateLimit` enforced atomically by `reserve` across all processes;
+   * a reserve that finds the window full answers `ready: 0` and, as `nextDueAt`, when
+   * the next start is allowed.
+   */
+  rateLimit?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -735,6 +758,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     retryAfter: true,
     startNow: true,
     suspects: true,
+    rateLimit: true,
   });
 }
 
@@ -910,6 +934,18 @@ export function validateLaneStoreOptions(options: LaneStoreOptions): void {
   const mc = options.maxConcurrency;
   if (mc !== undefined && (!Number.isInteger(mc) || mc < 1)) {
     throw new ConfigError("maxConcurrency", mc, "must be a positive integer");
+  }
+  const rl = options.rateLimit;
+  if (rl !== undefined) {
+    if (typeof rl !== "object" || rl === null) {
+      throw new ConfigError("rateLimit", rl, "must be an object { max, durationMs }");
+    }
+    if (!Number.isInteger(rl.max) || rl.max < 1) {
+      throw new ConfigError("rateLimit.max", rl.max, "must be a positive integer");
+    }
+    if (!Number.isInteger(rl.durationMs) || rl.durationMs < 1) {
+      throw new ConfigError("rateLimit.durationMs", rl.durationMs, "must be a positive integer");
+    }
   }
   const retention = options.retention;
   if (retention === undefined) return;

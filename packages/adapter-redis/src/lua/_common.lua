@@ -36,6 +36,10 @@
 --   KEYS[16] z   expired zset (jobs that expired unstarted): score finishedAt
 --   (schedule and fire only) KEYS[17] sched, KEYS[18] sched:due: recurring schedules (see
 --                scheduleWrite)
+--   (reserve only, on a lane with a rate limit) KEYS[17] rl: the starts of the last window,
+--                score TIME of the start, member the fencing token (see reserve.lua, RATE
+--                LIMIT); under the lane's hash tag like every key above, so Cluster keeps
+--                one slot per lane
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)

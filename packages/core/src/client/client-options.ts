@@ -140,6 +140,9 @@ function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, LaneConf
     if (config.maxConcurrency !== undefined && !adapter.capabilities.maxConcurrency) {
       throw new UnsupportedError(adapter.name, "maxConcurrency", `lanes[${i}].maxConcurrency`);
     }
+    if (config.rateLimit !== undefined && adapter.capabilities.rateLimit !== true) {
+      throw new UnsupportedError(adapter.name, "rateLimit", `lanes[${i}].rateLimit`);
+    }
     configs.set(config.name, config);
   });
   return configs;

@@ -52,6 +52,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         logLimit: config.logLimit,
         retention: config.retention,
         ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
+        ...(config.rateLimit !== undefined ? { rateLimit: config.rateLimit } : {}),
       });
       if (instrumentation?.wrapLane !== undefined) {
         p = p.then((store) => instrumentation.wrapLane?.(store, name) ?? store);
