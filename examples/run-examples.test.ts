@@ -214,7 +214,7 @@ describe("examples/http-service.ts", () => {
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
       // The operator features the scripts do not have yet.
-      expect(check.lines[3]).toBe("cannot:  tags, search, failureGroups");
+      expect(check.lines[3]).toBe("cannot:  tags, search, failureGroups, debounce");
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });
@@ -228,7 +228,7 @@ describe("examples/adapter-from-env.ts", () => {
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
       expect.stringMatching(
-        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter, startNow, suspects, rateLimit$/,
+        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter, startNow, suspects, rateLimit, debounce$/,
       ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
@@ -255,7 +255,7 @@ describe("examples/adapter-from-env.ts", () => {
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: sqs (${sqs.endpoint})`);
       expect(check.lines[3]).toMatch(
-        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter, startNow, rateLimit$/,
+        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter, startNow, rateLimit, debounce$/,
       );
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);

@@ -40,6 +40,7 @@ import {
   emptyDayStats,
   type FailureGroup,
   type FinishedState,
+  type JobDebounce,
   type JobError,
   type JobEvent,
   type JobFilter,
@@ -211,6 +212,13 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly parked = new ParkedCursors();
   /** Tags, expiry, result, progress and logs, for the jobs that have any. */
   private readonly extras = new Extras();
+  /**
+   * Debounce windows (NewJob.debounce) by task and key: the job a window belongs to and
+   * when it ends. An entry whose job has been handed out, or whose window ended, is stale
+   * (replaced by the next put of its key, swept when the map grows).
+   */
+  private readonly debounces = new Map<string, { rec: JobRecord; until: number }>();
+  private debounceSweepAt = 1024;
   private putSeq = 0;
   private tokenSeq = 0;
   private entrySeq = 0;
@@ -267,7 +275,10 @@ export class MemoryLaneImpl implements MemoryLane {
     let created = 0;
     for (let i = 0; i < n; i++) {
       const job = jobs[i] as NewJob;
-      if (this.byId.has(job.id)) {
+      const debounced = job.debounce === undefined ? undefined : this.debounced(job, now);
+      if (debounced !== undefined) {
+        results.push({ id: debounced, status: "debounced" });
+      } else if (this.byId.has(job.id)) {
         results.push({ id: job.id, status: "duplicate" });
       } else {
         this.insert(job, now);
@@ -277,6 +288,39 @@ export class MemoryLaneImpl implements MemoryLane {
     }
     if (created > 0) this.afterChange();
     return results;
+  }
+
+  /**
+   * A put with a debounce key: the id of the job whose window it falls in (its payload
+   * replaced when keep is "last"), or undefined when it opens a window of its own (the
+   * caller creates the job; `insert` records the window).
+   */
+  private debounced(job: NewJob, now: number): string | undefined {
+    const d = job.debounce as JobDebounce;
+    const entry = this.debounces.get(debounceKey(job.task, d.key));
+    if (entry === undefined || !(now < entry.until)) return undefined;
+    const rec = entry.rec;
+    // Started (attempt counts deliveries), finished, moved or deleted: not the window's job.
+    if (this.byId.get(rec.id) !== rec || rec.attempt > 0) return undefined;
+    if (rec.state !== "waiting" && rec.state !== "delayed") return undefined;
+    if (d.keep === "last") {
+      rec.payload = job.payload;
+      rec.appData = job.appData;
+    }
+    return rec.id;
+  }
+
+  /** Record the window a created job opens; drop stale windows once there are many. */
+  private openWindow(rec: JobRecord, d: JobDebounce): void {
+    this.debounces.set(debounceKey(rec.task, d.key), { rec, until: d.until });
+    if (this.debounces.size < this.debounceSweepAt) return;
+    const now = this.clock.now();
+    for (const [key, e] of this.debounces) {
+      if (!(now < e.until) || this.byId.get(e.rec.id) !== e.rec || e.rec.attempt > 0) {
+        this.debounces.delete(key);
+      }
+    }
+    this.debounceSweepAt = Math.max(1024, 2 * this.debounces.size);
   }
 
   /** Throw LaneFullError, before any write, when the batch's new jobs do not fit. */
@@ -304,6 +348,7 @@ export class MemoryLaneImpl implements MemoryLane {
       const expiresAt = this.extras.fromJob(rec, job)?.expiresAt;
       if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
     }
+    if (job.debounce !== undefined) this.openWindow(rec, job.debounce);
     this.note(rec, now, "published");
   }
 
@@ -1518,4 +1563,9 @@ function checkScheduleWrite(record: ScheduleWrite): void {
   if (record.nextAt !== null && !Number.isFinite(record.nextAt)) {
     throw new ConfigError("schedule.nextAt", record.nextAt, "must be epoch ms or null");
   }
+}
+
+/** The debounce map's key: one key space per task. */
+function debounceKey(task: string, key: string): string {
+  return `${task}\n${key}`;
 }

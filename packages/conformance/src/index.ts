@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
+import { registerDebounceTests } from "./debounce-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
@@ -50,5 +51,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerScheduleTests(harness, options);
     registerRetryAfterTests(harness, options);
     registerRateLimitTests(harness, options);
+    registerDebounceTests(harness, options);
   });
 }

@@ -16,6 +16,7 @@ export type {
   FailReason,
   FailureGroup,
   FinishedState,
+  JobDebounce,
   JobError,
   JobEvent,
   JobFilter,

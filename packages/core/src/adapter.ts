@@ -139,6 +139,14 @@ export interface NewJob {
    */
   tags?: string[];
   /**
+   * Debounce or throttle by key (capability `debounce`; docs/adapter-contract.md,
+   * "debounce"): while the lane holds a job of the same task and key that has never been
+   * handed out and whose window has not ended, this job is not stored; with keep "last"
+   * its payload and appData replace that job's. Core computes `until` (and, for "last",
+   * the job's `runAt`: the window's end).
+   */
+  debounce?: JobDebounce;
+  /**
    * Epoch ms after which the job is never handed out (capability `expiry`): a job still
    * waiting or delayed then (its first run or a retry) ends in the terminal state
    * `expired`. Core makes sure it is after `runAt` and after the publish time.
@@ -146,9 +154,24 @@ export interface NewJob {
   expiresAt?: number;
 }
 
+/** A job's debounce key and window, as core hands it to `put`. */
+export interface JobDebounce {
+  /** 1-128 characters; one key space per task in a lane. */
+  key: string;
+  /** Epoch ms the window ends (the put's time + `ms`). */
+  until: number;
+  /** "last": a later put inside the window replaces the payload; "first": it is dropped. */
+  keep: "last" | "first";
+}
+
+/**
+ * `created`: stored. `duplicate`: a job with this id exists; nothing changed.
+ * `debounced` (capability `debounce`): not stored; `id` names the waiting job of the same
+ * debounce key that will run instead (its payload replaced when keep is "last").
+ */
 export interface PutResult {
   id: string;
-  status: "created" | "duplicate";
+  status: "created" | "duplicate" | "debounced";
 }
 
 /** A lease on one active job. */
@@ -686,6 +709,8 @@ export interface Capabilities {
    * the next start is allowed.
    */
   rateLimit?: boolean;
+  /** `NewJob.debounce` honoured by `put`, atomically (see JobDebounce). */
+  debounce?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -759,6 +784,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     startNow: true,
     suspects: true,
     rateLimit: true,
+    debounce: true,
   });
 }
 
