@@ -214,7 +214,7 @@ describe("examples/http-service.ts", () => {
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: redis (redis://127.0.0.1:${redis.port})`);
       // The operator features the scripts do not have yet.
-      expect(check.lines[3]).toBe("cannot:  tags, search, failureGroups, debounce");
+      expect(check.lines[3]).toBe("cannot:  tags, search, failureGroups");
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);
   });

@@ -16,6 +16,9 @@ export interface LaneKeys {
   scheduleIndex: string;
   /** A rate-limited lane's log of starts (lua/reserve.lua, RATE LIMIT). */
   rateLimit: string;
+  /** Debounce windows by key, and their keys by the window's end (lua/put.lua, DEBOUNCE). */
+  debounce: string;
+  debounceUntil: string;
 }
 
 // KEYS[1..16] of every script, in this order (see src/lua/_common.lua).
@@ -36,6 +39,8 @@ export function laneKeys(prefix: string, lane: string): LaneKeys {
     schedules: `${tag}sched`,
     scheduleIndex: `${tag}sched:due`,
     rateLimit: `${tag}rl`,
+    debounce: `${tag}db`,
+    debounceUntil: `${tag}db:until`,
   };
 }
 

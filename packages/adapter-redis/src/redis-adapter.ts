@@ -200,8 +200,6 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   schedules: true,
   // release with runAt (lua/release.lua): a job handed back delayed, its attempt not spent.
   retryAfter: true,
-  // put does not read NewJob.debounce yet.
-  debounce: false,
 });
 
 interface BlockingConn {

@@ -142,6 +142,7 @@ export class RedisLane
       this.shared.lifecycleEvents ? `${this.shared.channel}\nlifecycle` : this.shared.channel,
     ];
     this.calls = new Map();
+    this.debouncePut = undefined;
   }
 
   private call(script: ScriptName): ScriptCall {
@@ -166,16 +167,33 @@ export class RedisLane
   }
 
   /** Run a script now, tracked for close(), without the closed check (run() makes it). */
-  private send(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
+  private send(
+    script: ScriptName,
+    args: Array<string | number | Buffer>,
+    prepared: ScriptCall = this.call(script),
+  ): Promise<unknown> {
     const call = runCall(
       this.shared.client,
-      this.call(script),
+      prepared,
       args,
       `${script} on lane "${this.name}"`,
       this.shared.scripting,
     );
     this.shared.track(call);
     return call;
+  }
+
+  /** put's call with the debounce keys (KEYS[17], KEYS[18]: see lua/put.lua), made when first needed. */
+  private debouncePut: ScriptCall | undefined = undefined;
+
+  /** put's call: with the debounce keys when a job of the call has a debounce key. */
+  private putCall(debounce: boolean): ScriptCall {
+    if (!debounce) return this.call("put");
+    if (this.debouncePut === undefined) {
+      const keys = [...this.keys.all, this.keys.debounce, this.keys.debounceUntil];
+      this.debouncePut = new ScriptCall(SCRIPTS.put, keys, this.common);
+    }
+    return this.debouncePut;
   }
 
   // ── put ──────────────────────────────────────────────────────────────────────────────
@@ -275,17 +293,25 @@ export class RedisLane
     if (extras !== undefined) args.push(extras);
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
-    const replied = this.shared.durable ? this.putDurably(args) : this.run("put", args);
+    const call = this.putCall((shape & HAS_DEBOUNCE) !== 0);
+    let replied: Promise<unknown>;
+    if (this.shared.durable) replied = this.putDurably(args, call);
+    else {
+      this.idle = undefined;
+      this.shared.check(`redis lane "${this.name}"`);
+      replied = this.send("put", args, call);
+    }
     // The usual reply's results, built while Redis runs the script rather than after it
     // (on a ready connection ioredis wrote the call above, synchronously): off the
     // publisher's critical path.
     const created = jobs.map((job): PutResult => ({ id: job.id, status: "created" }));
-    const reply = (await replied) as number | number[];
+    const reply = (await replied) as number | Array<number | string>;
     if (typeof reply === "number") return created;
-    return jobs.map((job, i) => ({
-      id: job.id,
-      status: reply[i] === 1 ? "created" : "duplicate",
-    }));
+    return jobs.map((job, i): PutResult => {
+      const r = reply[i];
+      if (typeof r === "string") return { id: decodeId(r), status: "debounced" };
+      return { id: job.id, status: r === 1 ? "created" : "duplicate" };
+    });
   }
 
   /** The lane's slot, on a Cluster (asked once: durable puts route their WAIT by it). */
@@ -296,7 +322,10 @@ export class RedisLane
    * connection and node (see durability.ts). Throws RedisReplicationError when too few
    * answered: the put itself was carried out.
    */
-  private putDurably(args: Array<string | number | Buffer>): Promise<unknown> {
+  private putDurably(
+    args: Array<string | number | Buffer>,
+    prepared: ScriptCall = this.call("put"),
+  ): Promise<unknown> {
     const { client, durability } = this.shared.durable as NonNullable<AdapterShared["durable"]>;
     this.idle = undefined;
     this.shared.check(`redis lane "${this.name}"`);
@@ -305,7 +334,7 @@ export class RedisLane
       if (client instanceof Cluster && this.slot === undefined) {
         this.slot = Number(await client.call("CLUSTER", "KEYSLOT", this.keys.meta));
       }
-      const reply = await runCall(client, this.call("put"), args, what, this.shared.scripting);
+      const reply = await runCall(client, prepared, args, what, this.shared.scripting);
       try {
         await awaitReplicas(client, this.slot, durability, what);
       } catch (error) {
@@ -1079,18 +1108,26 @@ const publishedAtArg = (job: NewJob) =>
 const ALL_FRESH = 1;
 const SHARED_FIELDS = 2;
 const HAS_EXTRAS = 4;
+/** A job has a debounce key: the call takes layout "5" and the debounce keys. */
+const HAS_DEBOUNCE = 8;
 
 /**
  * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt }] for
  * each job put with an expiry.
  */
 function extrasArg(jobs: readonly NewJob[]): string {
-  const out: Array<[number, { e: number }]> = [];
+  const out: Array<[number, { e?: number; d?: [string, number, number] }]> = [];
   for (let i = 0; i < jobs.length; i++) {
-    const expiresAt = (jobs[i] as NewJob).expiresAt;
-    if (expiresAt !== undefined && Number.isFinite(expiresAt)) {
-      out.push([i + 1, { e: Math.ceil(expiresAt) }]);
+    const job = jobs[i] as NewJob;
+    const extra: { e?: number; d?: [string, number, number] } = {};
+    if (job.expiresAt !== undefined && Number.isFinite(job.expiresAt)) {
+      extra.e = Math.ceil(job.expiresAt);
     }
+    const d = job.debounce;
+    // one key space per task (see lua/put.lua, DEBOUNCE); keep 1 for "last"
+    if (d !== undefined)
+      extra.d = [`${job.task}\n${d.key}`, Math.ceil(d.until), d.keep === "last" ? 1 : 0];
+    if (extra.e !== undefined || extra.d !== undefined) out.push([i + 1, extra]);
   }
   return JSON.stringify(out);
 }
@@ -1108,6 +1145,8 @@ function jobsShape(jobs: readonly NewJob[]): number {
     const job = jobs[i] as NewJob;
     if (job.freshId !== true) shape &= ~ALL_FRESH;
     if (job.expiresAt !== undefined) shape |= HAS_EXTRAS;
+    // layout "5" (see lua/put.lua): the general loop, which debounces
+    if (job.debounce !== undefined) shape = (shape | HAS_EXTRAS | HAS_DEBOUNCE) & ~SHARED_FIELDS;
     if (
       job.priority !== first.priority ||
       job.runAt !== first.runAt ||

@@ -40,6 +40,9 @@
 --                score TIME of the start, member the fencing token (see reserve.lua, RATE
 --                LIMIT); under the lane's hash tag like every key above, so Cluster keeps
 --                one slot per lane
+--   (put only, when a job of the call has a debounce key) KEYS[17] db: "<task>\n<key>" ->
+--                "<until>:<id>", KEYS[18] db:until: score until, member that field (see
+--                put.lua, DEBOUNCE); same hash tag
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)
