@@ -1,4 +1,4 @@
-import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { defineTask, type Tasklane } from "@tasklane/core";
 import type { NewJob } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -112,11 +112,7 @@ export function registerDebounceTests(get: () => Harness, _options: ConformanceO
           runs.push({ id: c.jobId, n: p.n });
         },
       });
-      const tl = createTasklane({
-        adapter: h.adapter,
-        closeAdapter: false,
-        clock: h.clock,
-        namespace: h.uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
+      const tl = h.client({
         lanes: [{ name: "work", leaseMs: 20 * h.unit, longPollMs: h.unit }],
         tasks: [task],
       });

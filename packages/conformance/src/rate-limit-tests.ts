@@ -1,4 +1,4 @@
-import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { defineTask, type Tasklane } from "@tasklane/core";
 import type { ReservedJob } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -156,11 +156,7 @@ export function registerRateLimitTests(get: () => Harness, _options: Conformance
           runs.push({ id: `f${p.n}`, lane: "free", at: h.now() });
         },
       });
-      const tl = createTasklane({
-        adapter: h.adapter,
-        closeAdapter: false,
-        clock: h.clock,
-        namespace: h.uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
+      const tl = h.client({
         lanes: [
           {
             name: "limited",
