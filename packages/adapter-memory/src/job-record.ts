@@ -27,7 +27,7 @@ export class JobRecord extends ListNode {
   payload: string;
   appData: string | undefined;
   /** The instrumentation's trace context (NewJob.traceContext), handed back with every delivery. */
-  readonly traceContext: string | undefined;
+  traceContext: string | undefined;
   /** Changed in place only while delayed (not a key of the delayed heap); see setPriority. */
   priority: number;
   readonly publishedAt: number;

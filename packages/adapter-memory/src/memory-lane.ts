@@ -304,8 +304,10 @@ export class MemoryLaneImpl implements MemoryLane {
     if (this.byId.get(rec.id) !== rec || rec.attempt > 0) return undefined;
     if (rec.state !== "waiting" && rec.state !== "delayed") return undefined;
     if (d.keep === "last") {
+      // what the put's job would have carried (Redis replaces the job's whole text)
       rec.payload = job.payload;
       rec.appData = job.appData;
+      rec.traceContext = job.traceContext;
     }
     return rec.id;
   }
