@@ -11,16 +11,10 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { mostStartsInAWindow } from "@tasklane/conformance";
 import { createTasklane, defineTask } from "@tasklane/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import { z } from "zod";
 import { createRedisAdapter, type RedisAdapterOptions } from "../src/index.ts";
-import {
-  type RedisClusterNodes,
-  type RedisServer,
-  startCluster,
-  startRedis,
-  uniquePrefix,
-} from "./helpers.ts";
+import { type RaceConnection, raceOnServerAndCluster } from "./races.ts";
 import { RACE_LANE } from "./rate-limit-race-lane.ts";
 
 const CHILD = fileURLToPath(new URL("./rate-limit-race-child.ts", import.meta.url));
@@ -52,7 +46,7 @@ async function startChild(args: object): Promise<Child> {
   return { process: child, ran };
 }
 
-async function race(options: RedisAdapterOptions, connection: object) {
+async function race(options: RedisAdapterOptions, connection: RaceConnection) {
   const prefix = options.prefix as string;
   const adapter = createRedisAdapter(options);
   const task = defineTask({
@@ -110,38 +104,9 @@ function pickScripting(options: RedisAdapterOptions) {
   return options.scripting ? { scripting: options.scripting } : {};
 }
 
-describe("rate limit: four processes on one lane", () => {
-  let server: RedisServer;
-  beforeAll(async () => {
-    server = await startRedis();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  for (const scripting of ["functions", "eval"] as const) {
-    it(`no window holds more than max starts, each job runs once (${scripting})`, {
-      timeout: 120_000,
-    }, async () => {
-      await race(
-        { connection: server.url, prefix: uniquePrefix(), scripting },
-        { url: server.url },
-      );
-    });
-  }
-});
-
-describe("rate limit: four processes on one lane of a Cluster", () => {
-  let nodes: RedisClusterNodes;
-  beforeAll(async () => {
-    nodes = await startCluster();
-  }, 60_000);
-  afterAll(async () => {
-    await nodes?.stop();
-  });
-
-  it("no window holds more than max starts, each job runs once", { timeout: 120_000 }, async () => {
-    const cluster = nodes.ports.map((port) => ({ host: "127.0.0.1", port }));
-    await race({ cluster: { nodes: cluster }, prefix: uniquePrefix() }, { cluster });
-  });
-});
+raceOnServerAndCluster(
+  "rate limit: four processes on one lane",
+  "no window holds more than max starts, each job runs once",
+  120_000,
+  race,
+);
