@@ -223,7 +223,16 @@ const tables: Table[] = [
       createTasklane({
         adapter: createMemoryAdapter(),
         tasks: [],
-        lanes: [withValue({ name: "a" }, p, v) as never],
+        // a rate limit's field is tried inside an otherwise valid rate limit
+        lanes: [
+          withValue(
+            p.startsWith("rateLimit.")
+              ? { name: "a", rateLimit: { max: 1, durationMs: 1_000 } }
+              : { name: "a" },
+            p,
+            v,
+          ) as never,
+        ],
       }),
     rows: {
       name: { bad: ["", "a b", "a.b", "x".repeat(65), ...notStrings], good: ["a", "A_b-1"] },
@@ -235,6 +244,18 @@ const tables: Table[] = [
       maxConcurrency: count1,
       groups: { bad: ["fair", 5, null, []], good: [{}, { concurrency: 2 }] },
       "groups.concurrency": count1,
+      rateLimit: {
+        bad: ["5/s", 5, null, []],
+        good: [
+          { max: 1, durationMs: 1 },
+          { max: 100_000, durationMs: 86_400_000 },
+        ],
+      },
+      "rateLimit.max": { bad: [0, 100_001, 1.5, ...nonFinite, ...notNumbers], good: [1, 100_000] },
+      "rateLimit.durationMs": {
+        bad: [0, 86_400_001, 1.5, ...nonFinite, ...notNumbers],
+        good: [1, 86_400_000],
+      },
       maxStalls: count0,
       historyLimit: { bad: [-1, 1_001, 1.5, ...nonFinite, ...notNumbers], good: [0, 1_000] },
       logLimit: { bad: [-1, 10_001, 1.5, ...nonFinite, ...notNumbers], good: [0, 10_000] },

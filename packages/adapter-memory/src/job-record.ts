@@ -23,10 +23,11 @@ export class ListNode {
 export class JobRecord extends ListNode {
   readonly id: string;
   readonly task: string;
-  readonly payload: string;
-  readonly appData: string | undefined;
+  /** Replaced only while the job has never been handed out (a debounced put, keep "last"). */
+  payload: string;
+  appData: string | undefined;
   /** The instrumentation's trace context (NewJob.traceContext), handed back with every delivery. */
-  readonly traceContext: string | undefined;
+  traceContext: string | undefined;
   /** Its fair group (NewJob.group), used by a lane opened with `groups`. */
   readonly group: string | undefined;
   /** Changed in place only while delayed (not a key of the delayed heap); see setPriority. */

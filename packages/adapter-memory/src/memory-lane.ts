@@ -40,6 +40,7 @@ import {
   emptyDayStats,
   type FailureGroup,
   type FinishedState,
+  type JobDebounce,
   type JobError,
   type JobEvent,
   type JobFilter,
@@ -63,6 +64,7 @@ import {
   type NewJob,
   onlyState,
   type PutResult,
+  type RateLimit,
   type ReleaseItem,
   type ReportItem,
   type ReservedJob,
@@ -180,6 +182,14 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly clock: Clock;
 
   private maxConcurrency = Number.POSITIVE_INFINITY;
+  /** LaneStoreOptions.rateLimit; undefined: none. */
+  private rateLimit: RateLimit | undefined = undefined;
+  /**
+   * Start times (reserve's now) of the jobs handed out in the current window, oldest
+   * first, from `startsHead` on: the rate limit's log, kept only while it is set.
+   */
+  private starts: number[] = [];
+  private startsHead = 0;
   private maxStalls = 0;
   private historyLimit = 0;
   private logLimit = 100;
@@ -210,6 +220,13 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly parked = new ParkedCursors();
   /** Tags, expiry, result, progress and logs, for the jobs that have any. */
   private readonly extras = new Extras();
+  /**
+   * Debounce windows (NewJob.debounce) by task and key: the job a window belongs to and
+   * when it ends. An entry whose job has been handed out, or whose window ended, is stale
+   * (replaced by the next put of its key, swept when the map grows).
+   */
+  private readonly debounces = new Map<string, { rec: JobRecord; until: number }>();
+  private debounceSweepAt = 1024;
   private putSeq = 0;
   private tokenSeq = 0;
   private entrySeq = 0;
@@ -233,6 +250,11 @@ export class MemoryLaneImpl implements MemoryLane {
   /** Apply (validated) lane options; a later `adapter.lane(name, options)` re-applies. */
   configure(options: LaneStoreOptions): void {
     this.maxConcurrency = options.maxConcurrency ?? Number.POSITIVE_INFINITY;
+    this.rateLimit = options.rateLimit;
+    if (this.rateLimit === undefined) {
+      this.starts = [];
+      this.startsHead = 0;
+    }
     this.maxStalls = options.maxStalls;
     this.historyLimit = options.historyLimit;
     this.logLimit = options.logLimit ?? 100;
@@ -276,7 +298,10 @@ export class MemoryLaneImpl implements MemoryLane {
     let created = 0;
     for (let i = 0; i < n; i++) {
       const job = jobs[i] as NewJob;
-      if (this.byId.has(job.id)) {
+      const debounced = job.debounce === undefined ? undefined : this.debounced(job, now);
+      if (debounced !== undefined) {
+        results.push({ id: debounced, status: "debounced" });
+      } else if (this.byId.has(job.id)) {
         results.push({ id: job.id, status: "duplicate" });
       } else {
         this.insert(job, now);
@@ -286,6 +311,41 @@ export class MemoryLaneImpl implements MemoryLane {
     }
     if (created > 0) this.afterChange();
     return results;
+  }
+
+  /**
+   * A put with a debounce key: the id of the job whose window it falls in (its payload
+   * replaced when keep is "last"), or undefined when it opens a window of its own (the
+   * caller creates the job; `insert` records the window).
+   */
+  private debounced(job: NewJob, now: number): string | undefined {
+    const d = job.debounce as JobDebounce;
+    const entry = this.debounces.get(debounceKey(job.task, d.key));
+    if (entry === undefined || !(now < entry.until)) return undefined;
+    const rec = entry.rec;
+    // Started (attempt counts deliveries), finished, moved or deleted: not the window's job.
+    if (this.byId.get(rec.id) !== rec || rec.attempt > 0) return undefined;
+    if (rec.state !== "waiting" && rec.state !== "delayed") return undefined;
+    if (d.keep === "last") {
+      // what the put's job would have carried (Redis replaces the job's whole text)
+      rec.payload = job.payload;
+      rec.appData = job.appData;
+      rec.traceContext = job.traceContext;
+    }
+    return rec.id;
+  }
+
+  /** Record the window a created job opens; drop stale windows once there are many. */
+  private openWindow(rec: JobRecord, d: JobDebounce): void {
+    this.debounces.set(debounceKey(rec.task, d.key), { rec, until: d.until });
+    if (this.debounces.size < this.debounceSweepAt) return;
+    const now = this.clock.now();
+    for (const [key, e] of this.debounces) {
+      if (!(now < e.until) || this.byId.get(e.rec.id) !== e.rec || e.rec.attempt > 0) {
+        this.debounces.delete(key);
+      }
+    }
+    this.debounceSweepAt = Math.max(1024, 2 * this.debounces.size);
   }
 
   /** Throw LaneFullError, before any write, when the batch's new jobs do not fit. */
@@ -313,6 +373,7 @@ export class MemoryLaneImpl implements MemoryLane {
       const expiresAt = this.extras.fromJob(rec, job)?.expiresAt;
       if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
     }
+    if (job.debounce !== undefined) this.openWindow(rec, job.debounce);
     this.note(rec, now, "published");
   }
 
@@ -389,6 +450,7 @@ export class MemoryLaneImpl implements MemoryLane {
     const jobs: ReservedJob[] = [];
     if (this.paused) return jobs;
     let n = Math.min(limit, this.maxConcurrency - this.lists.active.size);
+    if (this.rateLimit !== undefined) n = Math.min(n, this.rateRoom(now));
     const grouped = this.grouped;
     if (n <= 0 || (grouped === undefined ? this.ready.size : grouped.size) === 0) return jobs;
     const active = grouped === undefined ? undefined : this.activeByGroup();
@@ -425,22 +487,60 @@ export class MemoryLaneImpl implements MemoryLane {
       if (suspect) job.suspect = true;
       rec.prefetched = !suspect && jobs.length >= startNow;
       jobs.push(job);
+      if (this.rateLimit !== undefined) this.starts.push(now);
     }
     return jobs;
+  }
+
+  /** Starts the rate limit allows at `now`: the window's log pruned to (now - durationMs, now]. */
+  private rateRoom(now: number): number {
+    const limit = this.rateLimit as RateLimit;
+    const from = now - limit.durationMs;
+    while (
+      this.startsHead < this.starts.length &&
+      (this.starts[this.startsHead] as number) <= from
+    ) {
+      this.startsHead++;
+    }
+    if (this.startsHead > 1024 && this.startsHead * 2 > this.starts.length) {
+      this.starts = this.starts.slice(this.startsHead);
+      this.startsHead = 0;
+    }
+    return limit.max - (this.starts.length - this.startsHead);
+  }
+
+  /**
+   * While the rate limit's window is full and jobs are ready: when the next start is
+   * allowed (the start that leaves the window then, plus durationMs). Infinity otherwise.
+   */
+  private rateOpenAt(now: number): number {
+    const limit = this.rateLimit;
+    if (limit === undefined || this.ready.size === 0 || this.paused) {
+      return Number.POSITIVE_INFINITY;
+    }
+    const room = this.rateRoom(now);
+    if (room > 0) return Number.POSITIVE_INFINITY;
+    const leaving = this.starts[this.startsHead - room] as number;
+    return leaving + limit.durationMs;
   }
 
   /** A reserve's answer: its jobs, what is left to take and, with nothing left, what falls due next. */
   private result(jobs: ReservedJob[]): ReserveResult {
     const ready = this.shared.closed ? 0 : this.takeable();
     if (ready > 0 || this.shared.closed || this.paused) return { jobs, ready };
-    const next = Math.min(this.delayed.peekKey(), this.leases.peekKey());
+    const next = Math.min(
+      this.delayed.peekKey(),
+      this.leases.peekKey(),
+      this.rateOpenAt(this.clock.now()),
+    );
     return next === Number.POSITIVE_INFINITY ? { jobs, ready } : { jobs, ready, nextDueAt: next };
   }
 
   /** Due jobs a reserve could take right now (0 while paused or at maxConcurrency). */
   private takeable(): number {
     if (this.paused) return 0;
-    const free = this.maxConcurrency - this.lists.active.size;
+    let free = this.maxConcurrency - this.lists.active.size;
+    if (this.rateLimit !== undefined) free = Math.min(free, this.rateRoom(this.clock.now()));
     if (free <= 0) return 0;
     const grouped = this.grouped;
     if (grouped === undefined) return Math.min(this.ready.size, free);
@@ -1274,13 +1374,20 @@ export class MemoryLaneImpl implements MemoryLane {
     this.afterChange();
   }
 
-  /** One timer while long polls wait: the next delayed due time or lease expiry. */
+  /**
+   * One timer while long polls wait: the next delayed due time, lease expiry or, while
+   * the rate limit holds ready jobs back, the time its window lets one start.
+   */
   private armWakeTimer(): void {
     if (this.waiters.length === 0 || this.shared.closed) {
       this.clearWakeTimer();
       return;
     }
-    const at = Math.min(this.delayed.peekKey(), this.leases.peekKey());
+    const at = Math.min(
+      this.delayed.peekKey(),
+      this.leases.peekKey(),
+      this.rateOpenAt(this.clock.now()),
+    );
     if (at === this.wakeAt) return;
     this.clearWakeTimer();
     if (at === Number.POSITIVE_INFINITY) return;
@@ -1512,4 +1619,9 @@ function checkScheduleWrite(record: ScheduleWrite): void {
   if (record.nextAt !== null && !Number.isFinite(record.nextAt)) {
     throw new ConfigError("schedule.nextAt", record.nextAt, "must be epoch ms or null");
   }
+}
+
+/** The debounce map's key: one key space per task. */
+function debounceKey(task: string, key: string): string {
+  return `${task}\n${key}`;
 }

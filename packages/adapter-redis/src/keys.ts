@@ -14,6 +14,11 @@ export interface LaneKeys {
   /** Recurring schedules: id -> stored text, and the ids with a next slot by nextAt. */
   schedules: string;
   scheduleIndex: string;
+  /** A rate-limited lane's log of starts (lua/reserve.lua, RATE LIMIT). */
+  rateLimit: string;
+  /** Debounce windows by key, and their keys by the window's end (lua/put.lua, DEBOUNCE). */
+  debounce: string;
+  debounceUntil: string;
 }
 
 // KEYS[1..18] of every script, in this order (see src/lua/_common.lua).
@@ -33,6 +38,9 @@ export function laneKeys(prefix: string, lane: string): LaneKeys {
     wake: `${tag}k`,
     schedules: `${tag}sched`,
     scheduleIndex: `${tag}sched:due`,
+    rateLimit: `${tag}rl`,
+    debounce: `${tag}db`,
+    debounceUntil: `${tag}db:until`,
   };
 }
 

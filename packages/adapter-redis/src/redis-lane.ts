@@ -150,12 +150,18 @@ export class RedisLane
       this.shared.lifecycleEvents ? `${this.shared.channel}\nlifecycle` : this.shared.channel,
     ];
     this.calls = new Map();
+    this.debouncePut = undefined;
   }
 
   private call(script: ScriptName): ScriptCall {
     let call = this.calls.get(script);
     if (call === undefined) {
-      call = new ScriptCall(SCRIPTS[script], this.keys.all, this.common);
+      // A rate-limited lane's reserve also gets its log of starts (see lua/reserve.lua).
+      const keys =
+        script === "reserve" && this.options.rateLimit !== undefined
+          ? [...this.keys.all, this.keys.rateLimit]
+          : this.keys.all;
+      call = new ScriptCall(SCRIPTS[script], keys, this.common);
       this.calls.set(script, call);
     }
     return call;
@@ -169,16 +175,33 @@ export class RedisLane
   }
 
   /** Run a script now, tracked for close(), without the closed check (run() makes it). */
-  private send(script: ScriptName, args: Array<string | number | Buffer>): Promise<unknown> {
+  private send(
+    script: ScriptName,
+    args: Array<string | number | Buffer>,
+    prepared: ScriptCall = this.call(script),
+  ): Promise<unknown> {
     const call = runCall(
       this.shared.client,
-      this.call(script),
+      prepared,
       args,
       `${script} on lane "${this.name}"`,
       this.shared.scripting,
     );
     this.shared.track(call);
     return call;
+  }
+
+  /** put's call with the debounce keys (KEYS[19], KEYS[20]: see lua/put.lua), made when first needed. */
+  private debouncePut: ScriptCall | undefined = undefined;
+
+  /** put's call: with the debounce keys when a job of the call has a debounce key. */
+  private putCall(debounce: boolean): ScriptCall {
+    if (!debounce) return this.call("put");
+    if (this.debouncePut === undefined) {
+      const keys = [...this.keys.all, this.keys.debounce, this.keys.debounceUntil];
+      this.debouncePut = new ScriptCall(SCRIPTS.put, keys, this.common);
+    }
+    return this.debouncePut;
   }
 
   // ── put ──────────────────────────────────────────────────────────────────────────────
@@ -278,17 +301,25 @@ export class RedisLane
     if (extras !== undefined) args.push(extras);
     // The job count when every job was created (no per-job array to build and parse),
     // else 1 created / 0 duplicate per job.
-    const replied = this.shared.durable ? this.putDurably(args) : this.run("put", args);
+    const call = this.putCall((shape & HAS_DEBOUNCE) !== 0);
+    let replied: Promise<unknown>;
+    if (this.shared.durable) replied = this.putDurably(args, call);
+    else {
+      this.idle = undefined;
+      this.shared.check(`redis lane "${this.name}"`);
+      replied = this.send("put", args, call);
+    }
     // The usual reply's results, built while Redis runs the script rather than after it
     // (on a ready connection ioredis wrote the call above, synchronously): off the
     // publisher's critical path.
     const created = jobs.map((job): PutResult => ({ id: job.id, status: "created" }));
-    const reply = (await replied) as number | number[];
+    const reply = (await replied) as number | Array<number | string>;
     if (typeof reply === "number") return created;
-    return jobs.map((job, i) => ({
-      id: job.id,
-      status: reply[i] === 1 ? "created" : "duplicate",
-    }));
+    return jobs.map((job, i): PutResult => {
+      const r = reply[i];
+      if (typeof r === "string") return { id: decodeId(r), status: "debounced" };
+      return { id: job.id, status: r === 1 ? "created" : "duplicate" };
+    });
   }
 
   /** The lane's slot, on a Cluster (asked once: durable puts route their WAIT by it). */
@@ -299,7 +330,10 @@ export class RedisLane
    * connection and node (see durability.ts). Throws RedisReplicationError when too few
    * answered: the put itself was carried out.
    */
-  private putDurably(args: Array<string | number | Buffer>): Promise<unknown> {
+  private putDurably(
+    args: Array<string | number | Buffer>,
+    prepared: ScriptCall = this.call("put"),
+  ): Promise<unknown> {
     const { client, durability } = this.shared.durable as NonNullable<AdapterShared["durable"]>;
     this.idle = undefined;
     this.shared.check(`redis lane "${this.name}"`);
@@ -308,7 +342,7 @@ export class RedisLane
       if (client instanceof Cluster && this.slot === undefined) {
         this.slot = Number(await client.call("CLUSTER", "KEYSLOT", this.keys.meta));
       }
-      const reply = await runCall(client, this.call("put"), args, what, this.shared.scripting);
+      const reply = await runCall(client, prepared, args, what, this.shared.scripting);
       try {
         await awaitReplicas(client, this.slot, durability, what);
       } catch (error) {
@@ -461,9 +495,13 @@ export class RedisLane
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
     const args = [limit, Math.ceil(leaseMs)];
-    // Sent only when some job taken may be prefetched (ARGV[9], see lua/reserve.lua).
+    // Sent only when some job taken may be prefetched (ARGV[9], see lua/reserve.lua), or
+    // before the rate limit (ARGV[10], ARGV[11]; its key is the call's KEYS[19]).
     const startNow = options.startNow;
+    const rate = this.options.rateLimit;
     if (startNow !== undefined && startNow < limit) args.push(Math.max(0, Math.floor(startNow)));
+    else if (rate !== undefined) args.push(limit);
+    if (rate !== undefined) args.push(rate.max, rate.durationMs);
     /** A reserve's reply that came with the end of a block (see FollowUp), if any. */
     let ready: unknown;
     const idle = this.idle;
@@ -1240,19 +1278,29 @@ const publishedAtArg = (job: NewJob) =>
 const ALL_FRESH = 1;
 const SHARED_FIELDS = 2;
 const HAS_EXTRAS = 4;
+/** A job has a debounce key: the call takes layout "5" and the debounce keys. */
+const HAS_DEBOUNCE = 8;
 
 /**
  * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt, g:
- * tags }] for each job put with an expiry or tags.
+ * tags, d: [debounce key, until, keep last] }] for each job with any of them.
  */
 function extrasArg(jobs: readonly NewJob[]): string {
-  const out: Array<[number, { e?: number; g?: string[] }]> = [];
+  const out: Array<[number, { e?: number; g?: string[]; d?: [string, number, number] }]> = [];
   for (let i = 0; i < jobs.length; i++) {
-    const { expiresAt, tags } = jobs[i] as NewJob;
-    const extra: { e?: number; g?: string[] } = {};
-    if (expiresAt !== undefined && Number.isFinite(expiresAt)) extra.e = Math.ceil(expiresAt);
-    if (tags !== undefined && tags.length > 0) extra.g = tags;
-    if (extra.e !== undefined || extra.g !== undefined) out.push([i + 1, extra]);
+    const job = jobs[i] as NewJob;
+    const extra: { e?: number; g?: string[]; d?: [string, number, number] } = {};
+    if (job.expiresAt !== undefined && Number.isFinite(job.expiresAt)) {
+      extra.e = Math.ceil(job.expiresAt);
+    }
+    if (job.tags !== undefined && job.tags.length > 0) extra.g = job.tags;
+    const d = job.debounce;
+    // one key space per task (see lua/put.lua, DEBOUNCE); keep 1 for "last"
+    if (d !== undefined)
+      extra.d = [`${job.task}\n${d.key}`, Math.ceil(d.until), d.keep === "last" ? 1 : 0];
+    if (extra.e !== undefined || extra.g !== undefined || extra.d !== undefined) {
+      out.push([i + 1, extra]);
+    }
   }
   return JSON.stringify(out);
 }
@@ -1270,6 +1318,8 @@ function jobsShape(jobs: readonly NewJob[]): number {
     const job = jobs[i] as NewJob;
     if (job.freshId !== true) shape &= ~ALL_FRESH;
     if (job.expiresAt !== undefined || job.tags !== undefined) shape |= HAS_EXTRAS;
+    // layout "5" (see lua/put.lua): the general loop, which debounces
+    if (job.debounce !== undefined) shape = (shape | HAS_EXTRAS | HAS_DEBOUNCE) & ~SHARED_FIELDS;
     if (
       job.priority !== first.priority ||
       job.runAt !== first.runAt ||

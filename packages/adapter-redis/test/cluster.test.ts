@@ -224,6 +224,26 @@ describe("redis cluster", () => {
     setTimeout(() => controller.abort(), 30);
     expect((await aborted).jobs).toEqual([]);
   });
+
+  it("debounces by key and rate-limits reserve on lanes spread over the nodes", async () => {
+    for (const name of ["deb-0", "deb-1", "deb-2"]) {
+      const q = await adapter.lane(name, { ...opts, rateLimit: { max: 1, durationMs: 60_000 } });
+      const until = Date.now() + 60_000;
+      const [a, b] = [
+        job({ payload: '"a"', debounce: { key: "k", until, keep: "last" } }),
+        job({ payload: '"b"', debounce: { key: "k", until, keep: "last" } }),
+      ];
+      expect(await q.put([a])).toEqual([{ id: a.id, status: "created" }]);
+      expect(await q.put([b])).toEqual([{ id: a.id, status: "debounced" }]);
+      expect((await q.get(a.id))?.payload).toBe('"b"');
+      await q.put([job(), job()]);
+      // one start per minute: the first reserve takes one, the next none
+      expect((await q.reserve({ limit: 5, leaseMs: 120_000, waitMs: 0 })).jobs).toHaveLength(1);
+      const full = await q.reserve({ limit: 5, leaseMs: 120_000, waitMs: 0 });
+      expect(full.jobs).toEqual([]);
+      expect(full.nextDueAt).toBeGreaterThan(Date.now() + 30_000);
+    }
+  });
 });
 
 describe("redis cluster: a slot without a stable, reachable owner", () => {

@@ -9,16 +9,10 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { createTasklane, defineTask, type ScheduleSpec, scheduleJobId } from "@tasklane/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import { z } from "zod";
 import { createRedisAdapter, type RedisAdapterOptions } from "../src/index.ts";
-import {
-  type RedisClusterNodes,
-  type RedisServer,
-  startCluster,
-  startRedis,
-  uniquePrefix,
-} from "./helpers.ts";
+import { type RaceConnection, raceOnServerAndCluster } from "./races.ts";
 
 const CHILD = fileURLToPath(new URL("./schedule-race-child.ts", import.meta.url));
 const HOUR = 3_600_000;
@@ -70,7 +64,7 @@ function runChild(args: object): Promise<{ created: number; duplicates: number; 
   });
 }
 
-async function race(options: RedisAdapterOptions, connection: object) {
+async function race(options: RedisAdapterOptions, connection: RaceConnection) {
   const prefix = options.prefix as string;
   const adapter = createRedisAdapter(options);
   const tasks = ["a", "b", "c"].map((lane) =>
@@ -120,36 +114,9 @@ async function race(options: RedisAdapterOptions, connection: object) {
   }
 }
 
-describe("schedules: three processes racing", () => {
-  let server: RedisServer;
-  beforeAll(async () => {
-    server = await startRedis();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  for (const scripting of ["functions", "eval"] as const) {
-    it(`puts every slot of an hour exactly once (${scripting})`, { timeout: 180_000 }, async () => {
-      await race(
-        { connection: server.url, prefix: uniquePrefix(), scripting },
-        { url: server.url },
-      );
-    });
-  }
-});
-
-describe("schedules: three processes racing on a Cluster", () => {
-  let nodes: RedisClusterNodes;
-  beforeAll(async () => {
-    nodes = await startCluster();
-  }, 60_000);
-  afterAll(async () => {
-    await nodes?.stop();
-  });
-
-  it("puts every slot of an hour exactly once", { timeout: 180_000 }, async () => {
-    const cluster = nodes.ports.map((port) => ({ host: "127.0.0.1", port }));
-    await race({ cluster: { nodes: cluster }, prefix: uniquePrefix() }, { cluster });
-  });
-});
+raceOnServerAndCluster(
+  "schedules: three processes racing",
+  "puts every slot of an hour exactly once",
+  180_000,
+  race,
+);

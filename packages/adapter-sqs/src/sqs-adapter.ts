@@ -177,6 +177,11 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     // suspects are marked: on FIFO lanes every redelivery (see sqs-lane.ts).
     startNow: false,
     suspects: true,
+    // A standard queue cannot count the starts of a window atomically across consumers
+    // (a receive is not conditional on anything), so a rate limit cannot be exact.
+    rateLimit: false,
+    // A sent message cannot be found by key, nor its body replaced, before it is received.
+    debounce: false,
   };
 }
 

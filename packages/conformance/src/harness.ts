@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { systemClock } from "@tasklane/core";
+import { createTasklane, systemClock, type Tasklane, type TasklaneOptions } from "@tasklane/core";
 import type {
   Adapter,
   Capabilities,
@@ -102,6 +102,13 @@ export interface Harness {
   freshLane(options?: Partial<LaneStoreOptions>): Promise<LaneStore>;
   /** A unique name (for lanes, namespaces). */
   uniqueName(prefix?: string): string;
+  /**
+   * A client on the harness's adapter and clock, in a namespace of its own, that leaves
+   * the adapter open when it closes (the test closes the client).
+   */
+  client(
+    options: Omit<TasklaneOptions, "adapter" | "clock" | "namespace" | "closeAdapter">,
+  ): Tasklane;
   /** A job ready to put. */
   job(overrides?: Partial<NewJob>): NewJob;
   /** Reserve until `count` jobs were taken (several calls on backends that return fewer). */
@@ -181,6 +188,14 @@ export async function createHarness(options: ConformanceOptions): Promise<Harnes
       }
       return { poll, before: low };
     },
+    client: (clientOptions) =>
+      createTasklane({
+        adapter,
+        closeAdapter: false,
+        clock,
+        namespace: uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
+        ...clientOptions,
+      }),
     freshLane: (overrides = {}) =>
       adapter.lane(uniqueName(), { maxStalls: 3, historyLimit: 20, ...overrides }),
     job: (overrides = {}) => ({

@@ -13,12 +13,14 @@
  */
 import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
+import { registerDebounceTests } from "./debounce-tests.ts";
 import { registerGroupTests } from "./group-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
+import { mostStartsInAWindow, registerRateLimitTests } from "./rate-limit-tests.ts";
 import { registerRetryAfterTests } from "./retry-after-tests.ts";
 import { registerScheduleTests } from "./schedule-tests.ts";
 import { registerTraceContextTests } from "./trace-context-tests.ts";
@@ -26,7 +28,7 @@ import { registerWorkerFaultTests } from "./worker-fault-tests.ts";
 import { registerWorkerTests } from "./worker-tests.ts";
 
 export type { ConformanceOptions, Harness, KnownDefect, ModelSuiteOptions };
-export { runModelSuite };
+export { mostStartsInAWindow, runModelSuite };
 
 export function runConformanceSuite(options: ConformanceOptions): void {
   describe(`conformance: ${options.name}`, { timeout: 120_000 }, () => {
@@ -50,5 +52,7 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerScheduleTests(harness, options);
     registerRetryAfterTests(harness, options);
     registerGroupTests(harness, options);
+    registerRateLimitTests(harness, options);
+    registerDebounceTests(harness, options);
   });
 }

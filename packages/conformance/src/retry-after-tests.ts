@@ -1,4 +1,4 @@
-import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { defineTask, type Tasklane } from "@tasklane/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Harness, need } from "./harness.ts";
@@ -80,11 +80,7 @@ export function registerRetryAfterTests(get: () => Harness, _options: Conformanc
           if (runs.length < 3) throw c.retryAfter(delayMs);
         },
       });
-      const tl = createTasklane({
-        adapter: h.adapter,
-        closeAdapter: false,
-        clock: h.clock,
-        namespace: h.uniqueName("ns").replace(/[^A-Za-z0-9_-]/g, ""),
+      const tl = h.client({
         lanes: [{ name: "work", leaseMs: 20 * h.unit, longPollMs: h.unit }],
         tasks: [limited],
       });

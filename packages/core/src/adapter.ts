@@ -145,6 +145,14 @@ export interface NewJob {
    */
   tags?: string[];
   /**
+   * Debounce or throttle by key (capability `debounce`; docs/adapter-contract.md,
+   * "debounce"): while the lane holds a job of the same task and key that has never been
+   * handed out and whose window has not ended, this job is not stored; with keep "last"
+   * its payload and appData replace that job's. Core computes `until` (and, for "last",
+   * the job's `runAt`: the window's end).
+   */
+  debounce?: JobDebounce;
+  /**
    * Epoch ms after which the job is never handed out (capability `expiry`): a job still
    * waiting or delayed then (its first run or a retry) ends in the terminal state
    * `expired`. Core makes sure it is after `runAt` and after the publish time.
@@ -152,9 +160,24 @@ export interface NewJob {
   expiresAt?: number;
 }
 
+/** A job's debounce key and window, as core hands it to `put`. */
+export interface JobDebounce {
+  /** 1-128 characters; one key space per task in a lane. */
+  key: string;
+  /** Epoch ms the window ends (the put's time + `ms`). */
+  until: number;
+  /** "last": a later put inside the window replaces the payload; "first": it is dropped. */
+  keep: "last" | "first";
+}
+
+/**
+ * `created`: stored. `duplicate`: a job with this id exists; nothing changed.
+ * `debounced` (capability `debounce`): not stored; `id` names the waiting job of the same
+ * debounce key that will run instead (its payload replaced when keep is "last").
+ */
 export interface PutResult {
   id: string;
-  status: "created" | "duplicate";
+  status: "created" | "duplicate" | "debounced";
 }
 
 /** A lease on one active job. */
@@ -229,7 +252,8 @@ export interface ReserveResult {
   /**
    * When `ready` is 0: the epoch ms (in the adapter's clock: the injected one, or the
    * system clock) at which a job of this lane may become takeable, a delayed job or retry
-   * falling due or a lease running out, when the backend knows it cheaply. Early rather
+   * falling due, a lease running out or the rate limit's window letting a waiting job
+   * start (capability `rateLimit`), when the backend knows it cheaply. Early rather
    * than late (a bound); undefined when nothing is scheduled or unknown. A worker serving
    * several lanes ends a long poll on another lane at that time.
    */
@@ -568,10 +592,23 @@ export interface RetentionPolicy {
   expired?: { maxAgeMs?: number; maxCount?: number };
 }
 
+/** A lane's rate limit: at most `max` starts in any window of `durationMs`. */
+export interface RateLimit {
+  /** Integer >= 1. */
+  max: number;
+  /** Integer >= 1, ms. */
+  durationMs: number;
+}
+
 /** Options core passes when opening a lane. */
 export interface LaneStoreOptions {
   /** Max jobs active across all workers (capability `maxConcurrency`). */
   maxConcurrency?: number;
+  /**
+   * At most `max` jobs handed out by `reserve` in any window of `durationMs`, across all
+   * workers (capability `rateLimit`; docs/adapter-contract.md, "rateLimit").
+   */
+  rateLimit?: RateLimit;
   /** Lease expiries tolerated before the job goes dead with reason "stalled". */
   maxStalls: number;
   retention?: RetentionPolicy;
@@ -680,6 +717,17 @@ export interface Capabilities {
   startNow?: boolean;
   /** `ReservedJob.suspect` set on every delivery of a job whose lease ran out before. */
   suspects?: boolean;
+
+  // Time and order (issue 22). Optional: an adapter that does not declare one lacks it.
+
+  /**
+   * `LaneStoreOptions.rateLimit` enforced atomically by `reserve` across all processes;
+   * a reserve that finds the window full answers `ready: 0` and, as `nextDueAt`, when
+   * the next start is allowed.
+   */
+  rateLimit?: boolean;
+  /** `NewJob.debounce` honoured by `put`, atomically (see JobDebounce). */
+  debounce?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -754,6 +802,8 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     groups: true,
     startNow: true,
     suspects: true,
+    rateLimit: true,
+    debounce: true,
   });
 }
 
@@ -938,6 +988,18 @@ export function validateLaneStoreOptions(options: LaneStoreOptions): void {
     const gc = groups.concurrency;
     if (gc !== undefined && (!Number.isInteger(gc) || gc < 1)) {
       throw new ConfigError("groups.concurrency", gc, "must be a positive integer");
+    }
+  }
+  const rl = options.rateLimit;
+  if (rl !== undefined) {
+    if (typeof rl !== "object" || rl === null) {
+      throw new ConfigError("rateLimit", rl, "must be an object { max, durationMs }");
+    }
+    if (!Number.isInteger(rl.max) || rl.max < 1) {
+      throw new ConfigError("rateLimit.max", rl.max, "must be a positive integer");
+    }
+    if (!Number.isInteger(rl.durationMs) || rl.durationMs < 1) {
+      throw new ConfigError("rateLimit.durationMs", rl.durationMs, "must be a positive integer");
     }
   }
   const retention = options.retention;

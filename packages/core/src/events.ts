@@ -16,7 +16,7 @@ interface JobRef {
  */
 export interface TasklaneEvents {
   /** A job was stored (or found to be a duplicate). */
-  published: JobRef & { status: "created" | "duplicate" };
+  published: JobRef & { status: "created" | "duplicate" | "debounced" };
   /** A handler started. */
   started: JobRef & { attempt: number };
   /** A handler reported progress or a log line. */

@@ -26,6 +26,7 @@ export type {
   ListOptions,
   MoveResult,
   PutResult,
+  RateLimit,
   RetentionPolicy,
   WorkerInfo,
 } from "./adapter.ts";

@@ -45,6 +45,17 @@ export const laneConfigSchema = z
       .object({ concurrency: z.number().int().min(1).optional() })
       .strict()
       .optional(),
+    /**
+     * Most jobs of this lane started (handed out) in any window of `durationMs`, across
+     * all workers (adapter capability `rateLimit`). Default unlimited.
+     */
+    rateLimit: z
+      .object({
+        max: z.number().int().min(1).max(100_000),
+        durationMs: z.number().int().min(1).max(86_400_000),
+      })
+      .strict()
+      .optional(),
     /** Lease expiries tolerated before a job goes dead with reason "stalled". Default 3. */
     maxStalls: z.number().int().min(0).default(3),
     /** History entries kept per job. Default 20. */

@@ -438,7 +438,7 @@ export const EnqueueHeaders = z.object({
 export const EnqueueResultSchema = z
   .object({
     id: z.string(),
-    status: z.enum(["created", "duplicate"]),
+    status: z.enum(["created", "duplicate", "debounced"]),
     lane: z.string(),
     task: z.string(),
   })

@@ -7,7 +7,8 @@
 --                the earliest delayed due time / lease expiry: maintenance skips its
 --                queries before them; ops, what the lane's jobs store beyond their
 --                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], 4 tags
---                in KEYS[14] and KEYS[17], so scripts read and clean those only then; wu, until when somebody watches
+--                in KEYS[14] and KEYS[17], so scripts read and clean those only then;
+--                wu, until when somebody watches
 --                the lane, see WATCHING), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
 --   KEYS[3]  w   waiting list of priority-0 jobs in due order (ids; canceled/deleted ids stay
@@ -41,6 +42,13 @@
 --                finishedAt><id>", one per failed job (see FAILURE GROUPS)
 --   (schedule and fire only) KEYS[19] sched, KEYS[20] sched:due: recurring schedules (see
 --                scheduleWrite)
+--   (reserve only, on a lane with a rate limit) KEYS[19] rl: the starts of the last window,
+--                score TIME of the start, member the fencing token (see reserve.lua, RATE
+--                LIMIT); under the lane's hash tag like every key above, so Cluster keeps
+--                one slot per lane
+--   (put only, when a job of the call has a debounce key) KEYS[19] db: "<task>\n<key>" ->
+--                "<until>:<id>", KEYS[20] db:until: score until, member that field (see
+--                put.lua, DEBOUNCE); same hash tag
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
 --   ARGV[4] maxConcurrency (0 = none)

@@ -1,10 +1,13 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
 -- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
--- KEYS: the eighteen lane keys (see _common.lua)
+-- KEYS: the eighteen lane keys (see _common.lua); on a lane with a rate limit also KEYS[19],
+--   its log of starts (see RATE LIMIT below)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs; ARGV[9] startNow (absent: limit): the
---   jobs taken after the first startNow are prefetched, unless suspects
--- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due or a
---   lease runs out; -1 when nothing is scheduled, ready > 0 or paused), first token, expiresAt
+--   jobs taken after the first startNow are prefetched, unless suspects; with KEYS[19]:
+--   ARGV[10] the rate limit's max, ARGV[11] its durationMs
+-- Returns: { ready, nextAt (when ready is 0: when, by TIME, a delayed job falls due, a
+--   lease runs out or the rate limit lets a waiting job start; -1 when nothing is
+--   scheduled, ready > 0 or paused), first token, expiresAt
 --   (TIME + leaseMs: the caller learns TIME from it), then 7 per
 --   job: id, text (see _common.lua; the raw record when malformed), priority, attempt
 --   (negated for a suspect: a job whose lease ran out before, stalled or skipped),
@@ -34,6 +37,15 @@ local leases = {}
 local taken = 0
 local active = 0
 local pn = 0
+
+-- RATE LIMIT. At most ARGV[10] jobs handed out in any window of ARGV[11] ms: KEYS[19] is a
+-- zset of the starts of the last window (score: the TIME of the call that handed the job
+-- out, member: its fencing token, unique in the lane). A call drops the starts older than
+-- the window, takes at most max minus what is left, and logs its own. Every window that
+-- ends at a start then holds at most max starts, so every window does. A lane without a
+-- limit gets no KEYS[19] and pays nothing here.
+local KRL = KEYS[19]
+local rateMax, rateMs, rateCount = 0, 0, 0
 
 local MALFORMED = "the stored job record is not one tasklane wrote (undecodable)"
 
@@ -181,6 +193,12 @@ if not meta.paused then
   if MAX_CONC > 0 then
     active = redis.call("ZCARD", KA)
     room = math.min(room, MAX_CONC - active)
+  end
+  if KRL then
+    rateMax, rateMs = tonumber(ARGV[10]), tonumber(ARGV[11])
+    redis.call("ZREMRANGEBYSCORE", KRL, "-inf", NOW - rateMs)
+    rateCount = redis.call("ZCARD", KRL)
+    room = math.min(room, rateMax - rateCount)
   end
   pn = redis.call("ZCARD", KP)
 
@@ -337,6 +355,15 @@ flushRecords()
 if #leases > 0 then
   redis.call("ZADD", KA, unpack(leases))
   lowerLeaseBound(exp)
+  if KRL then
+    -- this call's starts: the k-th job taken (from 0) holds the first token + k
+    local starts, at = {}, nowText()
+    for k = 0, taken - 1 do
+      starts[2 * k + 1] = at
+      starts[2 * k + 2] = string.format("%d", out[3] + k)
+    end
+    redis.call("ZADD", KRL, unpack(starts))
+  end
 end
 flushMeta()
 flushStats()
@@ -347,6 +374,7 @@ local ready = 0
 if not meta.paused then
   ready = meta.wl + pn
   if MAX_CONC > 0 then ready = math.max(0, math.min(ready, MAX_CONC - active - taken)) end
+  if KRL then ready = math.max(0, math.min(ready, rateMax - rateCount - taken)) end
 end
 out[1] = ready
 if taken > 0 and ready > 0 then
@@ -358,6 +386,12 @@ if ready == 0 and not meta.paused then
   -- bounds are exact after this call's maintenance or lower (an acked lease): at worst
   -- an early wake-up, whose maintenance then refreshes them.
   local nextAt = math.min(meta.nd, meta.ne)
+  local logged = rateCount + taken
+  if KRL and logged >= rateMax and meta.wl + pn > 0 then
+    -- Jobs wait for the window: the next may start once the start that must leave it has.
+    local leaving = redis.call("ZRANGE", KRL, logged - rateMax, logged - rateMax, "WITHSCORES")
+    if leaving[2] then nextAt = math.min(nextAt, tonumber(leaving[2]) + rateMs) end
+  end
   if nextAt < 1e299 then out[2] = math.max(NOW, nextAt) end
 end
 return out

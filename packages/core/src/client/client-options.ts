@@ -143,6 +143,9 @@ function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, LaneConf
     if (config.groups !== undefined && !adapter.capabilities.groups) {
       throw new UnsupportedError(adapter.name, "fair groups (groups)", `lanes[${i}].groups`);
     }
+    if (config.rateLimit !== undefined && adapter.capabilities.rateLimit !== true) {
+      throw new UnsupportedError(adapter.name, "rateLimit", `lanes[${i}].rateLimit`);
+    }
     configs.set(config.name, config);
   });
   return configs;

@@ -58,6 +58,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         retention: config.retention,
         ...(config.maxConcurrency !== undefined ? { maxConcurrency: config.maxConcurrency } : {}),
         ...(config.groups !== undefined ? { groups: stripUndefined(config.groups) } : {}),
+        ...(config.rateLimit !== undefined ? { rateLimit: config.rateLimit } : {}),
       });
       if (instrumentation?.wrapLane !== undefined) {
         p = p.then((store) => instrumentation.wrapLane?.(store, name) ?? store);

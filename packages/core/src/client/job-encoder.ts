@@ -1,5 +1,5 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Adapter, NewJob } from "../adapter.ts";
+import type { Adapter, JobDebounce, NewJob } from "../adapter.ts";
 import { byteLength, encodeJson } from "../codec.ts";
 import { ConfigError, PayloadTooLargeError, UnsupportedError } from "../errors.ts";
 import { createJobId } from "../job-id.ts";
@@ -61,7 +61,8 @@ export function createJobEncoder(
       opts.group === undefined &&
       opts.tags === undefined &&
       opts.expiresInMs === undefined &&
-      opts.expiresAt === undefined
+      opts.expiresAt === undefined &&
+      opts.debounce === undefined
     ) {
       // No options (publishMany's usual item): nothing to check but the size. Kept apart
       // from prepareWithOptions so the function run per job stays small, which V8
@@ -174,7 +175,13 @@ export function createJobEncoder(
     if (opts.runAt !== undefined && !Number.isFinite(opts.runAt)) {
       throw new ConfigError(fieldOf(index, "runAt"), opts.runAt, "must be an epoch-ms number");
     }
-    const runAt = opts.runAt ?? (opts.delayMs ? now + opts.delayMs : undefined);
+    const debounce =
+      opts.debounce === undefined ? undefined : checkDebounce(opts.debounce, now, index);
+    let runAt = opts.runAt ?? (opts.delayMs ? now + opts.delayMs : undefined);
+    // keep "last": the job runs at the window's end, with the last payload put inside it
+    if (debounce?.keep === "last" && !(runAt !== undefined && runAt >= debounce.until)) {
+      runAt = debounce.until;
+    }
     if (runAt !== undefined && runAt - now > adapter.capabilities.maxDelayMs) {
       throw new UnsupportedError(
         adapter.name,
@@ -205,6 +212,7 @@ export function createJobEncoder(
     }
     const expiresAt = checkExpiry(opts, runAt, now, index);
     if (expiresAt !== undefined) job.expiresAt = expiresAt;
+    if (debounce !== undefined) job.debounce = debounce;
     return job;
   };
 
@@ -219,6 +227,38 @@ export function createJobEncoder(
       throw new ConfigError(field, group, `lane "${task.lane}" has no groups option`);
     }
     return group;
+  };
+
+  const checkDebounce = (given: unknown, now: number, index: number | undefined): JobDebounce => {
+    const field = fieldOf(index, "debounce");
+    if (typeof given !== "object" || given === null || Array.isArray(given)) {
+      throw new ConfigError(field, given, "must be an object { key, ms, keep? }");
+    }
+    const { key, ms, keep = "last", ...rest } = given as Record<string, unknown>;
+    const unknownKey = Object.keys(rest)[0];
+    if (unknownKey !== undefined) {
+      throw new ConfigError(`${field}.${unknownKey}`, rest[unknownKey], "is not an option");
+    }
+    if (typeof key !== "string" || key.length === 0 || key.length > 128) {
+      throw new ConfigError(`${field}.key`, key, "must be a string of 1-128 characters");
+    }
+    if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1) {
+      throw new ConfigError(`${field}.ms`, ms, "must be an integer >= 1");
+    }
+    if (ms > adapter.capabilities.maxDelayMs) {
+      throw new ConfigError(
+        `${field}.ms`,
+        ms,
+        `must be at most the adapter's maxDelayMs (${adapter.capabilities.maxDelayMs})`,
+      );
+    }
+    if (keep !== "last" && keep !== "first") {
+      throw new ConfigError(`${field}.keep`, keep, 'must be "last" or "first"');
+    }
+    if (adapter.capabilities.debounce !== true) {
+      throw new UnsupportedError(adapter.name, "debounce", field);
+    }
+    return { key, until: now + ms, keep };
   };
 
   const checkTags = (tags: unknown, index: number | undefined): string[] => {

@@ -92,6 +92,17 @@ export interface PublishOptions {
   expiresInMs?: number;
   /** As expiresInMs, as an epoch-ms time. */
   expiresAt?: number;
+  /**
+   * Debounce or throttle by key (capability `debounce`). The first publish of a key opens
+   * a window of `ms`; while its job has not started and the window lasts, a publish of the
+   * same task and key creates no job and answers `debounced` with that job's id. keep
+   * "last" (debounce, the default): the job is due at the window's end (or its runAt if
+   * later) and runs with the payload (and appData) of the last publish inside the window.
+   * keep "first" (throttle): the job is due as usual and the later publishes are dropped.
+   * Once the job has started, or the window has ended, the next publish creates a new job
+   * and a new window.
+   */
+  debounce?: { key: string; ms: number; keep?: "last" | "first" };
 }
 
 /** How long and how `waitFor` waits. */

@@ -215,6 +215,7 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
         hint: undefined,
         hintAt: 0,
         nextDueAt: undefined,
+        localPublishes: 0,
         held: new Map(),
         waiting: pool.line(config.priority),
       }));

@@ -82,7 +82,8 @@ export interface LaneLoop {
   retryScheduled(ls: LaneState, runAt: number): void;
 }
 
-type PendingReserve = Promise<ReserveResult> & { limit: number };
+/** A reserve in flight: its limit, and the lane's count of local publishes when it was sent. */
+type PendingReserve = Promise<ReserveResult> & { limit: number; publishes: number };
 
 export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
   const { clock, events, capabilities: caps, tasks, lanes, selector, pool, held } = deps;
@@ -173,6 +174,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
       dueLater(ls, dueAt);
       return;
     }
+    ls.localPublishes++;
     setHint(ls, undefined, clock.now());
     // End a long poll on another lane so the new job starts now, not after longPollMs. A
     // poll on this very lane is woken by the backend itself (the contract requires it):
@@ -291,7 +293,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
       startNow: Math.max(0, Math.min(limit, concurrency - heldNow)),
       ...(pollController ? { signal: pollController.signal } : {}),
     });
-    return Object.assign(promise, { limit });
+    return Object.assign(promise, { limit, publishes: ls.localPublishes });
   };
 
   /**
@@ -341,12 +343,14 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
             longPolling = false;
           }
         }
-        const { limit } = pending;
+        const { limit, publishes } = pending;
         const result = await pending;
         const got = result.jobs.length;
         taken += got;
         countReserve(ls, got);
-        const ready = result.ready ?? (got < limit ? 0 : undefined);
+        let ready = result.ready ?? (got < limit ? 0 : undefined);
+        // A publish from this process overtook the reserve: "empty" may predate its job.
+        if (ready === 0 && ls.localPublishes !== publishes) ready = undefined;
         setHint(ls, ready, clock.now(), ready === 0 ? result.nextDueAt : undefined);
         if (stopping.aborted) {
           for (const job of result.jobs) dispatchRelease(ls, job);

@@ -25,6 +25,12 @@ export interface LaneState {
    * on another lane ends.
    */
   nextDueAt: number | undefined;
+  /**
+   * Publishes to this lane from this process so far. A reserve's answer that a publish
+   * overtook (the count moved while it was in flight) may predate the new job: it does not
+   * set the lane's hint to empty.
+   */
+  localPublishes: number;
   /** This lane's held jobs by id (for events that name a job). */
   readonly held: Map<string, HeldJob>;
   /** Where this lane's dispatched jobs wait for a runner: its priority's line. */
