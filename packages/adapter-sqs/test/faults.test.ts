@@ -51,7 +51,9 @@ describe("through a proxy that throttles and fails requests", () => {
     let deliveries = 0;
     await waitFor(
       async () => {
-        const { jobs } = await lane.reserve({ limit: 10, leaseMs: 1000, waitMs: 200 });
+        // A lease long enough for a reserve and its ack on a loaded machine: a 1 s lease
+        // ran out between them there, every ack came back "lost", and the loop never ended.
+        const { jobs } = await lane.reserve({ limit: 10, leaseMs: 3000, waitMs: 200 });
         deliveries += jobs.length;
         const statuses = await lane.ack(jobs.map((j) => j.lock));
         jobs.forEach((j, i) => {
