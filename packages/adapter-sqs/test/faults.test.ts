@@ -51,8 +51,9 @@ describe("through a proxy that throttles and fails requests", () => {
     let deliveries = 0;
     await waitFor(
       async () => {
-        // A lease long enough for a reserve and its ack on a loaded machine: a 1 s lease
-        // ran out between them there, every ack came back "lost", and the loop never ended.
+        // A lease long enough for a reserve and its ack on a loaded machine: with 1 s the
+        // loop once ran out its 40 s under a full test run beside a mutation run (likely
+        // leases ending between reserve and ack, so acks came back "lost").
         const { jobs } = await lane.reserve({ limit: 10, leaseMs: 3000, waitMs: 200 });
         deliveries += jobs.length;
         const statuses = await lane.ack(jobs.map((j) => j.lock));
