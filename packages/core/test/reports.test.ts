@@ -1,10 +1,12 @@
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { Adapter, LaneStore } from "../src/adapter.ts";
 import {
   createTasklane,
   defineTask,
   type JobContext,
+  LockLostError,
   type Tasklane,
   UnrecoverableError,
 } from "../src/index.ts";
@@ -161,5 +163,83 @@ describe("a job's reports", () => {
     expect(done.progress).toBe("half");
     expect(done.logs?.map((l) => l.message)).toEqual(lines(3, 4));
     expect(done.logsDropped).toBe(3);
+  });
+});
+
+describe("a report the backend does not take", () => {
+  /** A client whose lanes answer `report` with `answer` (or throw it when it is an Error). */
+  function client(answer: "lost" | Error) {
+    const clock = createManualClock();
+    const memory = createMemoryAdapter({ clock });
+    const adapter: Adapter = {
+      name: "reporting",
+      capabilities: memory.capabilities,
+      close: () => memory.close(),
+      lane: async (name, options) => {
+        const store = await memory.lane(name, options);
+        return new Proxy(store, {
+          get(target, prop, receiver) {
+            if (prop === "report")
+              return async (items: Parameters<NonNullable<LaneStore["report"]>>[0]) => {
+                if (answer instanceof Error) throw answer;
+                return items.map(() => answer);
+              };
+            const value = Reflect.get(target, prop, receiver);
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        });
+      },
+    };
+    const seen: { aborted?: unknown; errors: Array<{ during: string; lane?: string }> } = {
+      errors: [],
+    };
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const task = defineTask({
+      name: "t",
+      lane: "q",
+      schema: z.object({}),
+      run: async (_p, ctx) => {
+        ctx.signal.addEventListener("abort", () => {
+          seen.aborted = ctx.signal.reason;
+        });
+        ctx.log("working");
+        await gate;
+        ctx.log("done");
+      },
+    });
+    const tl = createTasklane({ adapter, clock, lanes: [{ name: "q" }], tasks: [task] });
+    open.push(tl);
+    tl.events.on("error", (e) => {
+      seen.errors.push({ during: e.during, ...(e.lane ? { lane: e.lane } : {}) });
+    });
+    return { tl, clock, task, seen, release };
+  }
+
+  it("aborts the handler's signal when the backend answers that the lease is lost", async () => {
+    const { tl, clock, task, seen, release } = client("lost");
+    await tl.publish(task, {});
+    await tl.worker({ reportMs: 100 }).start();
+    for (let i = 0; i < 50 && seen.aborted === undefined; i++) await clock.advance(10);
+    expect(seen.aborted).toBeInstanceOf(LockLostError);
+    release();
+  });
+
+  it("reports a report call that throws as an error, the job going on to succeed with its lines", async () => {
+    const { tl, clock, task, seen, release } = client(new Error("network"));
+    let succeeded = 0;
+    tl.events.on("succeeded", () => {
+      succeeded++;
+    });
+    const { id } = await tl.publish(task, {});
+    await tl.worker({ reportMs: 100 }).start();
+    for (let i = 0; i < 50 && seen.errors.length === 0; i++) await clock.advance(10);
+    expect(seen.errors).toEqual([{ during: "report", lane: "q" }]);
+    expect(seen.aborted).toBeUndefined();
+    release();
+    for (let i = 0; i < 50 && succeeded === 0; i++) await clock.advance(10);
+    expect((await tl.getJob(id))?.logs?.map((l) => l.message)).toEqual(["done"]);
   });
 });
