@@ -205,4 +205,14 @@ describe("fromKaleConfig", () => {
       configError(() => fromKaleConfig({ q: { priority: 3, visibility: 5 } as never })).field,
     ).toBe("kale.q.visibility");
   });
+
+  it("names a list's entries by index, and copies only the keys given", () => {
+    expect(
+      fromKaleConfig([{ name: "a" }, { name: "b", batch_size: 5, num_iterations: 2 }]),
+    ).toStrictEqual([{ name: "a" }, { name: "b", batchSize: 5, numIterations: 2 }]);
+    expect(fromKaleConfig({ q: {} })).toStrictEqual([{ name: "q" }]);
+    const err = configError(() => fromKaleConfig([{ name: "a" }, { name: "b", x: 1 } as never]));
+    expect(err.field).toBe("kale.1.x");
+    expect(err.message).toContain("unknown Kale queue key");
+  });
 });
