@@ -228,8 +228,21 @@ describe("getJob", () => {
   it("finds a job in any lane, named by its config name", async () => {
     const { tl } = client();
     const { id } = await tl.publish(other, {});
-    expect(await tl.getJob(id)).toMatchObject({ id, lane: "r", task: "o", payload: {} });
+    const view = await tl.getJob(id);
+    expect(view).toMatchObject({ id, lane: "r", task: "o", payload: {} });
+    for (const key of ["appData", "result", "progress"]) expect(view).not.toHaveProperty(key);
+    const withData = await tl.publish(task, { n: 1 }, { appData: { k: [1] } });
+    expect((await tl.getJob(withData.id))?.appData).toEqual({ k: [1] });
     expect(await tl.getJob("nothing")).toBeUndefined();
+  });
+
+  it("shows text a foreign producer wrote that is not JSON as text", async () => {
+    const { tl, memory } = client();
+    const store = await memory.lane("q", { maxStalls: 1, historyLimit: 1 });
+    await store.put([
+      { id: "raw", task: "t", payload: "not json", appData: "{bad", priority: 0, publishedAt: 0 },
+    ]);
+    expect(await tl.getJob("raw")).toMatchObject({ payload: "not json", appData: "{bad" });
   });
 
   it("is refused by an adapter without get", async () => {

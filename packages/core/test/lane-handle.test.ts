@@ -189,6 +189,48 @@ describe("a lane handle's job changes", () => {
   });
 });
 
+describe("a delete filter", () => {
+  it("deletes a failure group's jobs, refusing states and error names that contradict it", async () => {
+    const { tl, memory } = client();
+    await failed(tl, memory, "q", "TypeError", 2);
+    await failed(tl, memory, "q", "RangeError", 1);
+    const lane = tl.lane("q");
+    expect(
+      await configError(lane.deleteJobs({ group: "TypeError", state: "waiting" })),
+    ).toMatchObject({
+      field: "filter.state",
+      value: "waiting",
+      message: expect.stringContaining("a failure group holds failed jobs only"),
+    });
+    expect(
+      await configError(lane.deleteJobs({ group: "TypeError", errorName: "RangeError" })),
+    ).toMatchObject({
+      field: "filter.errorName",
+      value: "RangeError",
+      message: expect.stringContaining("give group or errorName, not both"),
+    });
+    expect(await configError(lane.deleteJobs({ state: "active" }))).toMatchObject({
+      field: "filter.state",
+      value: "active",
+      message: expect.stringContaining("active jobs cannot be deleted: cancel them"),
+    });
+    expect(
+      await lane.deleteJobs({ group: "TypeError", state: "failed", errorName: "TypeError" }),
+    ).toBe(2);
+    expect(await lane.count({ state: "failed" })).toBe(1);
+  });
+
+  it("names a tag filter an adapter without tags cannot serve", async () => {
+    const { tl } = client({ tags: false });
+    const lane = tl.lane("q");
+    const message = "The partial adapter does not support tags: filter.tag";
+    await expect(lane.count({ tag: "x" })).rejects.toThrow(message);
+    await expect(lane.deleteJobs({ tag: "x" })).rejects.toThrow(message);
+    await expect(lane.listPage({ tag: "x" })).rejects.toThrow(message);
+    expect(await lane.count({ state: "waiting" })).toBe(0);
+  });
+});
+
 describe("a lane handle's listing", () => {
   it("refuses a cursor that is not a string", async () => {
     const { tl } = client();
