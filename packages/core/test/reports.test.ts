@@ -7,8 +7,10 @@ import {
   defineTask,
   type JobContext,
   LockLostError,
+  PayloadTooLargeError,
   type Tasklane,
   UnrecoverableError,
+  ValidationError,
 } from "../src/index.ts";
 
 const open: Tasklane[] = [];
@@ -163,6 +165,42 @@ describe("a job's reports", () => {
     expect(done.progress).toBe("half");
     expect(done.logs?.map((l) => l.message)).toEqual(lines(3, 4));
     expect(done.logsDropped).toBe(3);
+  });
+});
+
+describe("ctx.progress", () => {
+  it("takes a value of up to 4096 bytes encoded, refusing a larger or unencodable one", async () => {
+    const thrown: unknown[] = [];
+    const attempt = (ctx: JobContext, value: unknown) => {
+      try {
+        ctx.progress(value);
+      } catch (error) {
+        thrown.push(error);
+      }
+    };
+    const { job } = await runOne((ctx) => {
+      attempt(ctx, "x".repeat(4_095)); // 4097 bytes with its quotes
+      attempt(ctx, 10n);
+      attempt(ctx, "y".repeat(4_094)); // 4096
+    });
+    const info = await job();
+    expect(info.progress).toBe("y".repeat(4_094));
+    expect(thrown).toHaveLength(2);
+    expect(thrown[0]).toBeInstanceOf(PayloadTooLargeError);
+    expect((thrown[0] as Error).message).toBe(
+      `Progress of job ${info.id} is 4097 bytes encoded, over the limit of 4096 bytes`,
+    );
+    expect(thrown[1]).toBeInstanceOf(ValidationError);
+    expect((thrown[1] as Error).message).toMatch(
+      /^Progress for task "t" failed its schema: \(root\): cannot be encoded as JSON \(TypeError: /,
+    );
+  });
+
+  it("stores undefined as null", async () => {
+    const { job } = await runOne((ctx) => ctx.progress(undefined));
+    const info = await job();
+    expect(info.state).toBe("succeeded");
+    expect(info.progress).toBeNull();
   });
 });
 
