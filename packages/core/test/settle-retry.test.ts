@@ -248,4 +248,37 @@ describe("settle retry", () => {
     await advanceUntil(clock, () => seen.succeeded.length === 1, 1_000);
     expect(seen.lock_lost).toEqual([]);
   });
+
+  it("reports a job whose heartbeats failed past its lease as stalled and lock_lost, aborting it", async () => {
+    let down = true;
+    const { clock, tl, task, seen, release } = setup(
+      (q) => ({
+        extend: async (locks, leaseMs) => {
+          if (down && clock.now() <= (locks[0]?.expiresAt ?? 0)) throw dropped();
+          down = false;
+          return q.extend(locks, leaseMs);
+        },
+      }),
+      3_000,
+    );
+    const { id } = await tl.publish(task, { fail: false, hold: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => seen.lock_lost.length === 1, 10_000);
+    const ref = { lane: "q", jobId: id, task: "t" };
+    expect(seen.stalled).toEqual([ref]);
+    expect(seen.lock_lost).toEqual([ref]);
+    release();
+  });
+
+  it("reports a lease lost while it lasted as lock_lost only", async () => {
+    const { clock, tl, task, seen, release } = setup(() => ({
+      extend: async (locks) => locks.map(() => "lost" as const),
+    }));
+    const { id } = await tl.publish(task, { fail: false, hold: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => seen.lock_lost.length === 1, 10_000);
+    expect(seen.lock_lost).toEqual([{ lane: "q", jobId: id, task: "t" }]);
+    expect(seen.stalled).toEqual([]);
+    release();
+  });
 });
