@@ -8,7 +8,7 @@ import {
   sleep,
   validateLaneStoreOptions,
 } from "../src/adapter-kit.ts";
-import { createManualClock } from "../src/index.ts";
+import { createManualClock, systemClock } from "../src/index.ts";
 
 function refusal(options: unknown) {
   try {
@@ -118,6 +118,24 @@ describe("the manual clock", () => {
     await expect(clock.setTime(999)).rejects.toThrow("ManualClock cannot go back from 1000 to 999");
     await clock.setTime(1_000);
     expect(clock.now()).toBe(1_000);
+  });
+});
+
+describe("the system clock", () => {
+  it("fires timers, a cleared one never, and keeps no process alive for them", async () => {
+    const fired: string[] = [];
+    const cleared = systemClock.setTimeout(() => fired.push("cleared"), 0);
+    systemClock.clearTimeout(cleared);
+    const handle = systemClock.setTimeout(() => {}, 60_000) as { hasRef?: () => boolean };
+    expect(handle.hasRef?.()).toBe(false);
+    systemClock.clearTimeout(handle);
+    await new Promise<void>((resolve) => {
+      systemClock.setTimeout(() => {
+        fired.push("late");
+        resolve();
+      }, 5);
+    });
+    expect(fired).toEqual(["late"]);
   });
 });
 
