@@ -81,4 +81,45 @@ describe("a worker's batched calls", () => {
     // One round of each, in calls of at most 2 jobs: 5 jobs make 2 + 2 + 1.
     expect(calls).toEqual({ ack: [2, 2, 1], extend: [2, 2, 1], report: [2, 2, 1] });
   });
+
+  it("sends a report only when a job has something new, however many periods pass", async () => {
+    const clock = createManualClock();
+    const calls: Calls = { ack: [], extend: [], report: [] };
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const task = defineTask({
+      name: "t",
+      lane: "q",
+      schema: z.object({}),
+      run: async (_p, ctx) => {
+        ctx.log("once");
+        ctx.progress(1);
+        ctx.log("twice");
+        await gate;
+      },
+    });
+    const tl = createTasklane({
+      adapter: counted(clock, calls),
+      clock,
+      lanes: [{ name: "q", leaseMs: 60_000 }],
+      tasks: [task],
+    });
+    open.push(tl);
+    let succeeded = 0;
+    tl.events.on("succeeded", () => {
+      succeeded++;
+    });
+    const { id } = await tl.publish(task, {});
+    await tl.worker({ reportMs: 100 }).start();
+    for (let i = 0; i < 100; i++) await clock.advance(10);
+    expect(calls.report).toEqual([1]);
+    expect((await tl.getJob(id))?.logs?.map((l) => l.message)).toEqual(["once", "twice"]);
+    release();
+    for (let i = 0; i < 100 && succeeded === 0; i++) await clock.advance(10);
+    // nothing new at the end: a bare ack
+    expect(calls.report).toEqual([1]);
+    expect(calls.ack).toEqual([1]);
+  });
 });
