@@ -105,4 +105,15 @@ describe("the worker registry", () => {
     expect(worker.running).toBe(false);
     expect(errors).toEqual(["register", "deregister"]);
   });
+
+  it("keeps a stopped worker out of the registry: no later heartbeat registers it again", async () => {
+    const clock = createManualClock();
+    const tl = client(createMemoryAdapter({ clock }), clock);
+    const worker = tl.worker({ heartbeatMs: 1_000 });
+    await worker.start();
+    expect((await tl.workers()).map((w) => w.id)).toEqual([worker.id]);
+    await worker.stop();
+    await clock.advance(5_000);
+    expect(await tl.workers()).toEqual([]);
+  });
 });
