@@ -104,6 +104,33 @@ describe("a worker's options", () => {
   });
 });
 
+describe("a lane's maxConcurrency", () => {
+  it("caps the jobs active at once on the lane, across workers", async () => {
+    const clock = createManualClock();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const blocked = defineTask({ name: "b", lane: "q", schema: z.object({}), run: () => gate });
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      lanes: [{ name: "q", maxConcurrency: 2 }],
+      tasks: [blocked],
+    });
+    open.push(tl);
+    await tl.publishMany(
+      blocked,
+      Array.from({ length: 6 }, () => ({ payload: {} })),
+    );
+    await tl.worker({ concurrency: 5 }).start();
+    await tl.worker({ concurrency: 5 }).start();
+    for (let i = 0; i < 20; i++) await clock.advance(10);
+    expect(await tl.lane("q").counts()).toMatchObject({ active: 2, waiting: 4 });
+    release();
+  });
+});
+
 describe("a task's retry policy", () => {
   it("needs maxMs >= baseMs", () => {
     const define = (retry: object) =>
