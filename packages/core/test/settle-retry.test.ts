@@ -323,4 +323,21 @@ describe("settle retry", () => {
     expect(seen.unconfirmed).toEqual([]);
     expect(acks).toBe(2);
   });
+
+  it("names the nack it could not confirm before the lease ran out", async () => {
+    const { clock, tl, task, seen } = setup(
+      () => ({
+        nack: async () => {
+          throw dropped();
+        },
+      }),
+      1_000,
+    );
+    const { id } = await tl.publish(task, { fail: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => seen.unconfirmed.length === 1, 2_000);
+    expect(seen.unconfirmed).toEqual([
+      { lane: "q", jobId: id, task: "t", attempt: 1, call: "nack", detail: "lease_expired" },
+    ]);
+  });
 });
