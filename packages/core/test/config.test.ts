@@ -1,7 +1,7 @@
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { parseLaneConfig } from "../src/adapter-kit.ts";
+import { DEFAULT_RETENTION, parseLaneConfig } from "../src/adapter-kit.ts";
 import { ConfigError, createTasklane, defineTask } from "../src/index.ts";
 import { fromKaleConfig } from "../src/kale.ts";
 
@@ -28,6 +28,14 @@ describe("lane config", () => {
       numIterations: 5,
       maxStalls: 3,
     });
+  });
+
+  it("keeps the default retention of the states a lane config leaves out", () => {
+    const { retention } = parseLaneConfig(
+      { name: "q", retention: { failed: { maxCount: 5 }, canceled: undefined } },
+      "q",
+    );
+    expect(retention).toEqual({ ...DEFAULT_RETENTION, failed: { maxCount: 5 } });
   });
 
   it("names the field and the value of an invalid option", () => {
@@ -204,5 +212,15 @@ describe("fromKaleConfig", () => {
     expect(
       configError(() => fromKaleConfig({ q: { priority: 3, visibility: 5 } as never })).field,
     ).toBe("kale.q.visibility");
+  });
+
+  it("names a list's entries by index, and copies only the keys given", () => {
+    expect(
+      fromKaleConfig([{ name: "a" }, { name: "b", batch_size: 5, num_iterations: 2 }]),
+    ).toStrictEqual([{ name: "a" }, { name: "b", batchSize: 5, numIterations: 2 }]);
+    expect(fromKaleConfig({ q: {} })).toStrictEqual([{ name: "q" }]);
+    const err = configError(() => fromKaleConfig([{ name: "a" }, { name: "b", x: 1 } as never]));
+    expect(err.field).toBe("kale.1.x");
+    expect(err.message).toContain("unknown Kale queue key");
   });
 });

@@ -58,4 +58,49 @@ describe("ctx.retryAfter", () => {
     expect(error).toMatchObject({ name: "UnsupportedError" });
     expect(error.message).toContain("ctx.retryAfter");
   });
+
+  it("takes a delay from 0 to the adapter's maxDelayMs, refusing others", async () => {
+    const clock = createManualClock(Date.UTC(2026, 0, 1));
+    const inner = createMemoryAdapter({ clock });
+    const adapter: Adapter = {
+      name: "capped",
+      capabilities: Object.freeze({ ...inner.capabilities, maxDelayMs: 60_000 }),
+      lane: (name, options) => inner.lane(name, options),
+      close: () => inner.close(),
+    };
+    const seen: Array<{ ms: unknown; outcome: unknown }> = [];
+    const task = defineTask({
+      name: "t",
+      lane: "l",
+      schema: z.object({}),
+      run: (_p, ctx) => {
+        for (const ms of [0, 60_000, 60_001, -0.5, Number.NaN, "5"]) {
+          try {
+            const error = ctx.retryAfter(ms as number);
+            seen.push({
+              ms,
+              outcome: [(error as unknown as { runAt: number }).runAt - clock.now()],
+            });
+          } catch (error) {
+            seen.push({ ms, outcome: (error as Error).message });
+          }
+        }
+      },
+    });
+    const tl = createTasklane({ adapter, clock, lanes: [{ name: "l" }], tasks: [task] });
+    open.push(tl);
+    await tl.publish(task, {});
+    await tl.worker().start();
+    for (let i = 0; i < 10 && seen.length === 0; i++) await clock.advance(10);
+    const refused = (shown: string) =>
+      `Invalid option ms = ${shown}: must be a number of ms from 0 to 60000`;
+    expect(seen).toEqual([
+      { ms: 0, outcome: [0] },
+      { ms: 60_000, outcome: [60_000] },
+      { ms: 60_001, outcome: refused("60001") },
+      { ms: -0.5, outcome: refused("-0.5") },
+      { ms: Number.NaN, outcome: refused("null") },
+      { ms: "5", outcome: refused('"5"') },
+    ]);
+  });
 });

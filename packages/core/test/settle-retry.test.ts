@@ -248,4 +248,96 @@ describe("settle retry", () => {
     await advanceUntil(clock, () => seen.succeeded.length === 1, 1_000);
     expect(seen.lock_lost).toEqual([]);
   });
+
+  it("reports a job whose heartbeats failed past its lease as stalled and lock_lost, aborting it", async () => {
+    let down = true;
+    const { clock, tl, task, seen, release } = setup(
+      (q) => ({
+        extend: async (locks, leaseMs) => {
+          if (down && clock.now() <= (locks[0]?.expiresAt ?? 0)) throw dropped();
+          down = false;
+          return q.extend(locks, leaseMs);
+        },
+      }),
+      3_000,
+    );
+    const { id } = await tl.publish(task, { fail: false, hold: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => seen.lock_lost.length === 1, 10_000);
+    const ref = { lane: "q", jobId: id, task: "t" };
+    expect(seen.stalled).toEqual([ref]);
+    expect(seen.lock_lost).toEqual([ref]);
+    release();
+  });
+
+  it("reports a lease lost while it lasted as lock_lost only", async () => {
+    const { clock, tl, task, seen, release } = setup(() => ({
+      extend: async (locks) => locks.map(() => "lost" as const),
+    }));
+    const { id } = await tl.publish(task, { fail: false, hold: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => seen.lock_lost.length === 1, 10_000);
+    expect(seen.lock_lost).toEqual([{ lane: "q", jobId: id, task: "t" }]);
+    expect(seen.stalled).toEqual([]);
+    release();
+  });
+
+  it("backs off heartbeats that keep throwing: 25, 50, then 100 ms", async () => {
+    const extendsAt: number[] = [];
+    const { clock, tl, task, release } = setup(
+      (q) => ({
+        extend: async (locks, leaseMs) => {
+          extendsAt.push(clock.now());
+          if (extendsAt.length <= 3) throw dropped();
+          return q.extend(locks, leaseMs);
+        },
+      }),
+      3_000,
+    );
+    await tl.publish(task, { fail: false, hold: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => extendsAt.length >= 4, 3_000, 1);
+    const gaps = extendsAt.slice(1).map((t, i) => t - (extendsAt[i] as number));
+    expect(gaps).toEqual([25, 50, 100]);
+    release();
+  });
+
+  it("retries an ack within the lease its heartbeats extended", async () => {
+    let acks = 0;
+    const { clock, tl, task, seen, release } = setup(
+      (q) => ({
+        ack: async (locks) => {
+          if (acks++ === 0) throw dropped();
+          return q.ack(locks);
+        },
+      }),
+      3_000,
+    );
+    const { id } = await tl.publish(task, { fail: false, hold: true });
+    await tl.worker().start();
+    // Held past its first lease: heartbeats keep it.
+    await clock.advance(5_000);
+    release();
+    await advanceUntil(clock, () => seen.succeeded.length === 1, 2_000);
+    expect(seen.succeeded).toMatchObject([{ jobId: id, attempt: 1 }]);
+    expect(seen.unconfirmed).toEqual([]);
+    expect(acks).toBe(2);
+  });
+
+  it("names the nack it could not confirm before the lease ran out", async () => {
+    const { clock, tl, task, seen } = setup(
+      () => ({
+        nack: async () => {
+          throw dropped();
+        },
+      }),
+      1_000,
+    );
+    const { id } = await tl.publish(task, { fail: true });
+    await tl.worker().start();
+    await advanceUntil(clock, () => seen.unconfirmed.length === 1, 2_000);
+    expect(seen.unconfirmed).toEqual([
+      { lane: "q", jobId: id, task: "t", attempt: 1, call: "nack", detail: "lease_expired" },
+    ]);
+  });
 });

@@ -8,6 +8,7 @@ import {
   decodeJson,
   emptyDayStats,
   emptySummary,
+  encodeJson,
   HISTOGRAM_BOUNDS_MS,
   HISTOGRAM_SIZE,
   mergeSummaries,
@@ -50,6 +51,23 @@ describe("payload codec", () => {
     expect(value.constructor).toEqual({ ok: 2 });
     const merged = Object.assign({}, value);
     expect((merged as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("keeps constructor keys that cannot reach a prototype", () => {
+    expect(decodeJson('{"constructor":"Ship","x":{"constructor":null}}')).toEqual({
+      constructor: "Ship",
+      x: { constructor: null },
+    });
+    expect(decodeJson('{"constructor":{"name":"c","size":2}}')).toEqual({
+      constructor: { name: "c", size: 2 },
+    });
+    expect(decodeJson('{"constructor":[1,2]}')).toEqual({ constructor: [1, 2] });
+    expect(decodeJson('{"other":{"prototype":1}}')).toEqual({ other: { prototype: 1 } });
+  });
+
+  it("encodes undefined as null, so a job always has a payload", () => {
+    expect(encodeJson(undefined)).toBe("null");
+    expect(encodeJson({ a: undefined })).toBe("{}");
   });
 
   it("measures UTF-8 bytes", () => {

@@ -526,7 +526,10 @@ describe("worker", () => {
     release?.();
   });
 
-  it("starts buffered jobs in lane-priority order", async () => {
+  it.each([
+    ["high lane configured first", false],
+    ["low lane configured first", true],
+  ])("starts buffered jobs in lane-priority order (%s)", async (_name, lowFirst) => {
     const clock = createManualClock();
     const order: string[] = [];
     let release: (() => void) | undefined;
@@ -553,10 +556,15 @@ describe("worker", () => {
       adapter: createMemoryAdapter({ clock }),
       clock,
       selector: "strict-priority",
-      lanes: [
-        { name: "high", priority: 100, batchSize: 5 },
-        { name: "low", priority: 5, batchSize: 5 },
-      ],
+      lanes: lowFirst
+        ? [
+            { name: "low", priority: 5, batchSize: 5 },
+            { name: "high", priority: 100, batchSize: 5 },
+          ]
+        : [
+            { name: "high", priority: 100, batchSize: 5 },
+            { name: "low", priority: 5, batchSize: 5 },
+          ],
       tasks: [low, high],
     });
     open.push(tl);

@@ -115,5 +115,24 @@ describe("createTrickleStride", () => {
     expect(() => createTrickleStride({ trickleJobs: 1.5 })).toThrow(ConfigError);
     expect(() => createTrickleStride({ trickleMs: 500, maxTrickleMs: 100 })).toThrow(ConfigError);
     expect(() => createTrickleStride({ trickleShare: Number.NaN })).toThrow(ConfigError);
+    expect(() => createTrickleStride({ trickleMs: 500, maxTrickleMs: 499 })).toThrow(
+      expect.objectContaining({ field: "maxTrickleMs", value: 499 }),
+    );
+    expect(() => createTrickleStride({ trickleMs: 500, maxTrickleMs: 500 })).not.toThrow();
+  });
+
+  it("trickles a lane whose priority is exactly trickleShare of the top one", async () => {
+    let now = 0;
+    // Kale's lanes are 100/40/5: with a share of 0.05, low (5) is at the bound.
+    const selector = createTrickleStride({
+      random: createSeededRandom(3),
+      clock: { now: () => now },
+      trickleShare: 0.05,
+    });
+    const context = createTestContext(KALE_LANES, {}, { high: 5, default: 5, low: 0 });
+    const { select } = withLimit(context);
+    await select(selector);
+    now = 250;
+    expect(await select(selector)).toEqual({ lane: "low", cap: 1 });
   });
 });

@@ -133,4 +133,72 @@ describe("toJobError", () => {
       expect(typeof out.message).toBe("string");
     }
   });
+  it("names a thrown null or undefined as such", () => {
+    expect(toJobError(null, "error")).toEqual({ name: "Error", message: "null", reason: "error" });
+    expect(toJobError(undefined, "timeout")).toEqual({
+      name: "Error",
+      message: "undefined",
+      reason: "timeout",
+    });
+    expect(toJobError(42, "error").message).toBe("42");
+  });
+
+  it("falls back to the name Error for an empty or non-string name", () => {
+    const unnamed = new Error("m");
+    unnamed.name = "";
+    expect(toJobError(unnamed, "error").name).toBe("Error");
+    const numbered = new Error("m");
+    (numbered as { name: unknown }).name = 5;
+    expect(toJobError(numbered, "error").name).toBe("Error");
+    expect(toJobError({ name: "", message: "m" }, "error").name).toBe("Error");
+    expect(toJobError({ name: 7, message: "m" }, "error").name).toBe("Error");
+    expect(toJobError({ name: "Remote", message: "m" }, "error").name).toBe("Remote");
+    const cause = new Error("inner");
+    (cause as { name: unknown }).name = 9;
+    expect(toJobError(new Error("outer", { cause }), "error").message).toBe(
+      "outer (caused by Error: inner)",
+    );
+  });
+
+  it("describes an object without a string message in the message, with no stack", () => {
+    const out = toJobError({ message: 5, code: "E" }, "error");
+    expect(out).toEqual({ name: "Error", message: "{ message: 5, code: 'E' }", reason: "error" });
+    const notString = new Error("x");
+    (notString as { message: unknown }).message = { detail: 1 };
+    expect(toJobError(notString, "error").message).toBe("{ detail: 1 }");
+  });
+
+  it("follows the cause chain three deep", () => {
+    let error = new Error("e0");
+    for (let i = 1; i <= 4; i++) error = new Error(`e${i}`, { cause: error });
+    expect(toJobError(error, "error").message).toBe(
+      "e4 (caused by Error: e3) (caused by Error: e2) (caused by Error: e1)",
+    );
+  });
+
+  it("lists five errors of an AggregateError without a remainder, and none of an empty one", () => {
+    const five = Array.from({ length: 5 }, (_, i) => new Error(`e${i}`));
+    expect(toJobError(new AggregateError(five, "all"), "error").message).toBe(
+      "all [5 errors: Error: e0; Error: e1; Error: e2; Error: e3; Error: e4]",
+    );
+    expect(toJobError(new AggregateError([], "none"), "error").message).toBe("none");
+    // an Error with an errors array is not an AggregateError: no list
+    const lookalike = Object.assign(new Error("own"), { errors: [new Error("x")] });
+    expect(toJobError(lookalike, "error").message).toBe("own");
+  });
+
+  it("keeps a plain error's own stack, and stores no empty stack", () => {
+    const error = new Error("m");
+    error.stack = "custom stack";
+    expect(toJobError(error, "error").stack).toBe("custom stack");
+    const bare = new Error("m");
+    bare.stack = "";
+    expect(toJobError(bare, "error")).not.toHaveProperty("stack");
+  });
+
+  it("keeps a message of exactly the limit whole", () => {
+    const exact = "m".repeat(MAX_ERROR_MESSAGE);
+    expect(toJobError(new Error(exact), "error").message).toBe(exact);
+    expect(toJobError(`${exact}x`, "error").message).toBe(`${"m".repeat(MAX_ERROR_MESSAGE - 1)}…`);
+  });
 });

@@ -1,0 +1,83 @@
+import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  createTasklane,
+  defineTask,
+  type Selector,
+  type Tasklane,
+  type TasklaneEvents,
+} from "../src/index.ts";
+
+const open: Tasklane[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
+});
+
+const task = defineTask({ name: "t", lane: "a", schema: z.object({}), run: () => {} });
+
+describe("the worker loop", () => {
+  it("reports a selector that throws as a loop error and tries again after a doubling back-off", async () => {
+    const clock = createManualClock();
+    let failures = 3;
+    const selector: Selector = {
+      name: "flaky",
+      select: async (context) => {
+        if (failures-- > 0) throw new Error("selector broke");
+        return context.lanes[0] as (typeof context.lanes)[number];
+      },
+    };
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      selector,
+      lanes: [{ name: "a" }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const start = clock.now();
+    const errorsAt: number[] = [];
+    tl.events.on("error", (e) => {
+      expect(e).toMatchObject({ during: "loop", error: { message: "selector broke" } });
+      expect(e.lane).toBeUndefined();
+      errorsAt.push(clock.now() - start);
+    });
+    let succeeded = 0;
+    tl.events.on("succeeded", () => {
+      succeeded++;
+    });
+    await tl.publish(task, {});
+    await tl.worker({ errorBackoffMs: 100 }).start();
+    for (let i = 0; i < 200 && succeeded === 0; i++) await clock.advance(5);
+    expect(succeeded).toBe(1);
+    // 100, then 200 ms between tries
+    expect(errorsAt).toEqual([0, 100, 300]);
+  });
+
+  it("emits drained once, naming its lanes, when it runs out of work, and again after new work", async () => {
+    const clock = createManualClock();
+    const tl = createTasklane({
+      adapter: createMemoryAdapter({ clock }),
+      clock,
+      lanes: [{ name: "a" }, { name: "b" }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const drained: Array<TasklaneEvents["drained"]> = [];
+    tl.events.on("drained", (e) => drained.push(e));
+    let succeeded = 0;
+    tl.events.on("succeeded", () => {
+      succeeded++;
+    });
+    await tl.publish(task, {});
+    await tl.worker().start();
+    for (let i = 0; i < 100 && drained.length === 0; i++) await clock.advance(10);
+    expect(succeeded).toBe(1);
+    await clock.advance(5_000);
+    expect(drained).toEqual([{ lanes: ["a", "b"] }]);
+    await tl.publish(task, {});
+    for (let i = 0; i < 100 && drained.length === 1; i++) await clock.advance(10);
+    expect(succeeded).toBe(2);
+    expect(drained).toEqual([{ lanes: ["a", "b"] }, { lanes: ["a", "b"] }]);
+  });
+});
