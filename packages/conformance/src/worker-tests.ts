@@ -213,11 +213,12 @@ export function registerWorkerTests(get: () => Harness, options: ConformanceOpti
         expect(delays).toEqual(want);
       } else {
         // Real time: the settle follows the throw within the same turn of the event loop,
-        // but a loaded machine can pause between them. A quarter unit still tells each
-        // delay from its neighbours' (they differ by at least 0.75 of base, 1.5 units).
+        // but a loaded machine can pause between them (SQS: 349 ms, a third of its unit,
+        // was seen beside a mutation run). Half a unit still tells each delay from its
+        // neighbours' (they differ by at least 0.75 of base, 1.5 units).
         delays.forEach((d, i) => {
           expect(d).toBeGreaterThanOrEqual(want[i] as number);
-          expect(d).toBeLessThanOrEqual((want[i] as number) + h.unit / 4);
+          expect(d).toBeLessThanOrEqual((want[i] as number) + h.unit / 2);
         });
       }
       if (h.caps.get) {
