@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Adapter, LaneStore } from "../src/adapter.ts";
 import { createTasklane, defineTask, type Tasklane } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
@@ -17,27 +18,23 @@ type Calls = Record<"ack" | "extend" | "report", number[]>;
 
 /** The memory adapter declaring `maxBatch` 2, each ack, extend and report call's size noted. */
 function counted(clock: ReturnType<typeof createManualClock>, calls: Calls): Adapter {
-  const memory = createMemoryAdapter({ clock });
-  return {
-    name: "counted",
-    capabilities: { ...memory.capabilities, maxBatch: 2 },
-    close: () => memory.close(),
-    lane: async (name, options) => {
-      const store = await memory.lane(name, options);
-      return new Proxy(store, {
-        get(target, prop, receiver) {
-          const value = Reflect.get(target, prop, receiver);
-          if (prop === "ack" || prop === "extend" || prop === "report") {
-            return (items: unknown[], ...rest: unknown[]) => {
-              calls[prop].push(items.length);
-              return (value as (...args: unknown[]) => unknown).call(target, items, ...rest);
-            };
-          }
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      }) as LaneStore;
-    },
-  };
+  return bend(createMemoryAdapter({ clock }), {
+    caps: { maxBatch: 2 },
+    lane: (store) => ({
+      ack: (items: Parameters<LaneStore["ack"]>[0]) => {
+        calls.ack.push(items.length);
+        return store.ack(items);
+      },
+      extend: (locks: Parameters<LaneStore["extend"]>[0], leaseMs: number) => {
+        calls.extend.push(locks.length);
+        return store.extend(locks, leaseMs);
+      },
+      report: (items: Parameters<NonNullable<LaneStore["report"]>>[0]) => {
+        calls.report.push(items.length);
+        return store.report?.(items);
+      },
+    }),
+  });
 }
 
 describe("a worker's batched calls", () => {
