@@ -1,7 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { Adapter } from "../src/adapter.ts";
 import {
   ClosedError,
@@ -13,26 +12,13 @@ import {
   UnsupportedError,
 } from "../src/index.ts";
 import { bend } from "./bent-adapter.ts";
+import { other, T0, tick } from "./schedule-fixtures.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
 });
 
-const tick = defineTask({
-  name: "tick",
-  lane: "cron",
-  schema: z.object({ n: z.number() }),
-  run: async () => {},
-});
-const other = defineTask({
-  name: "other",
-  lane: "side",
-  schema: z.object({ n: z.number() }),
-  run: async () => {},
-});
-
-const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
 const every = { everyMs: 60_000 };
 
 function setup(adapter?: (memory: ReturnType<typeof createMemoryAdapter>) => Adapter) {
