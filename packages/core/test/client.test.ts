@@ -12,6 +12,7 @@ import {
   type TasklaneEvents,
   UnsupportedError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const task = defineTask({
   name: "t",
@@ -174,23 +175,16 @@ describe("publishMany", () => {
   it("splits a call over the adapter's maxBatch into batches, keeping the order", async () => {
     const memory = createMemoryAdapter();
     const puts: number[] = [];
-    const adapter: Adapter = {
-      ...partial(memory, { maxBatch: 2 }),
-      lane: async (name, options) => {
-        const store = await memory.lane(name, options);
-        return new Proxy(store, {
-          get(target, prop, receiver) {
-            if (prop === "put")
-              return (jobs: NewJob[]) => {
-                puts.push(jobs.length);
-                return target.put(jobs);
-              };
-            const value = Reflect.get(target, prop, receiver);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        });
-      },
-    };
+    const adapter = bend(memory, {
+      name: "partial",
+      caps: { maxBatch: 2 },
+      lane: (store) => ({
+        put: (jobs: NewJob[]) => {
+          puts.push(jobs.length);
+          return store.put(jobs);
+        },
+      }),
+    });
     const { tl } = client({ adapter });
     const ids = ["a", "b", "c", "d", "e"];
     const results = await tl.publishMany(

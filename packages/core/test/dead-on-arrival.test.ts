@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Adapter, JobError, NewJob } from "../src/adapter.ts";
 import { createTasklane, defineTask, type Tasklane } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
@@ -27,34 +28,22 @@ async function deadErrors(
 ): Promise<Record<string, JobError | undefined>> {
   const clock = createManualClock();
   const memory = createMemoryAdapter({ clock });
+  const marks = options.malformed;
   const adapter: Adapter =
-    options.malformed === undefined
+    marks === undefined
       ? memory
-      : {
-          ...memory,
-          name: memory.name,
-          capabilities: memory.capabilities,
-          close: () => memory.close(),
-          lane: async (name, laneOptions) => {
-            const store = await memory.lane(name, laneOptions);
-            const marks = options.malformed ?? {};
-            return new Proxy(store, {
-              get(target, prop, receiver) {
-                if (prop === "reserve")
-                  return async (o: Parameters<typeof store.reserve>[0]) => {
-                    const result = await target.reserve(o);
-                    for (const job of result.jobs) {
-                      const mark = marks[job.id];
-                      if (mark !== undefined) job.malformed = mark;
-                    }
-                    return result;
-                  };
-                const value = Reflect.get(target, prop, receiver);
-                return typeof value === "function" ? value.bind(target) : value;
-              },
-            });
-          },
-        };
+      : bend(memory, {
+          lane: (store) => ({
+            reserve: async (o: Parameters<typeof store.reserve>[0]) => {
+              const result = await store.reserve(o);
+              for (const job of result.jobs) {
+                const mark = marks[job.id];
+                if (mark !== undefined) job.malformed = mark;
+              }
+              return result;
+            },
+          }),
+        });
   const tl = createTasklane({
     adapter,
     clock,

@@ -2,18 +2,8 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigError, createTasklane, defineTask, ValidationError } from "../src/index.ts";
-
-function configError(fn: () => unknown) {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    const { field, value, message } = err as ConfigError;
-    return { field, value, message };
-  }
-  throw new Error("expected a ConfigError");
-}
+import { createTasklane, defineTask, ValidationError } from "../src/index.ts";
+import { configError } from "./bent-adapter.ts";
 
 const base = { name: "x", lane: "q", schema: z.object({}), run: () => {} };
 

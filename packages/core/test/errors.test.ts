@@ -27,105 +27,108 @@ import {
  * across copies of the package where `instanceof` fails; the message names the values.
  */
 describe("every error's code, name and message", () => {
-  const cases: Array<[TasklaneError, string, string, string]> = [
+  const cases: Array<[() => TasklaneError, string, string, string]> = [
     [
-      new ConfigError("lanes[0].leaseMs", 5, "must be >= 10 ms"),
+      () => new ConfigError("lanes[0].leaseMs", 5, "must be >= 10 ms"),
       "CONFIG",
       "ConfigError",
       "Invalid option lanes[0].leaseMs = 5: must be >= 10 ms",
     ],
     [
-      new PayloadTooLargeError("Payload", 20, 10),
+      () => new PayloadTooLargeError("Payload", 20, 10),
       "PAYLOAD_TOO_LARGE",
       "PayloadTooLargeError",
       "Payload is 20 bytes encoded, over the limit of 10 bytes",
     ],
     [
-      new UnsupportedError("sqs", "tags"),
+      () => new UnsupportedError("sqs", "tags"),
       "UNSUPPORTED",
       "UnsupportedError",
       "The sqs adapter does not support tags",
     ],
     [
-      new UnsupportedError("sqs", "tags", "options.tags"),
+      () => new UnsupportedError("sqs", "tags", "options.tags"),
       "UNSUPPORTED",
       "UnsupportedError",
       "The sqs adapter does not support tags: options.tags",
     ],
-    [new ClosedError("The client"), "CLOSED", "ClosedError", "The client is closed"],
+    [() => new ClosedError("The client"), "CLOSED", "ClosedError", "The client is closed"],
     [
-      new LaneFullError("q", 3),
+      () => new LaneFullError("q", 3),
       "LANE_FULL",
       "LaneFullError",
       'Lane "q" holds its maximum of 3 jobs',
     ],
-    [new LockLostError("j1"), "LOCK_LOST", "LockLostError", "Lost the lease on job j1"],
-    [new CanceledError("j1"), "CANCELED", "CanceledError", "Job j1 was canceled"],
+    [() => new LockLostError("j1"), "LOCK_LOST", "LockLostError", "Lost the lease on job j1"],
+    [() => new CanceledError("j1"), "CANCELED", "CanceledError", "Job j1 was canceled"],
     [
-      new TimeoutError("t", 500),
+      () => new TimeoutError("t", 500),
       "TIMEOUT",
       "TimeoutError",
       'Task "t" exceeded its time limit of 500 ms',
     ],
-    [new UnrecoverableError("bad input"), "UNRECOVERABLE", "UnrecoverableError", "bad input"],
+    [() => new UnrecoverableError("bad input"), "UNRECOVERABLE", "UnrecoverableError", "bad input"],
     [
-      new RetryAfterError(1_000, 250),
+      () => new RetryAfterError(1_000, 250),
       "RETRY_AFTER",
       "RetryAfterError",
       "Retry after 250 ms (the attempt is not spent)",
     ],
-    [new ShutdownError(), "SHUTDOWN", "ShutdownError", "The worker is shutting down"],
+    [() => new ShutdownError(), "SHUTDOWN", "ShutdownError", "The worker is shutting down"],
     [
-      new AdapterError("redis", "connection reset"),
+      () => new AdapterError("redis", "connection reset"),
       "ADAPTER",
       "AdapterError",
       "[redis] connection reset",
     ],
-    [new UnknownTaskError("gone"), "UNKNOWN_TASK", "UnknownTaskError", 'Unknown task "gone"'],
+    [() => new UnknownTaskError("gone"), "UNKNOWN_TASK", "UnknownTaskError", 'Unknown task "gone"'],
     [
-      new ResultTooLargeError("t", 20, 10),
+      () => new ResultTooLargeError("t", 20, 10),
       "RESULT_TOO_LARGE",
       "ResultTooLargeError",
       'Result of task "t" is 20 bytes encoded, over the limit of 10 bytes',
     ],
-    [new MovedError("j1"), "MOVED", "MovedError", "Job j1 was moved to another lane"],
-    [new JobNotFoundError("j1"), "JOB_NOT_FOUND", "JobNotFoundError", "No lane holds job j1"],
+    [() => new MovedError("j1"), "MOVED", "MovedError", "Job j1 was moved to another lane"],
+    [() => new JobNotFoundError("j1"), "JOB_NOT_FOUND", "JobNotFoundError", "No lane holds job j1"],
     [
-      new WaitTimeoutError("j1", 100),
+      () => new WaitTimeoutError("j1", 100),
       "WAIT_TIMEOUT",
       "WaitTimeoutError",
       "Job j1 did not finish within 100 ms",
     ],
     [
-      new JobFailedError("j1", "q", "canceled", undefined),
+      () => new JobFailedError("j1", "q", "canceled", undefined),
       "JOB_FAILED",
       "JobFailedError",
       "Job j1 ended canceled",
     ],
     [
-      new JobFailedError("j1", "q", "expired", undefined),
+      () => new JobFailedError("j1", "q", "expired", undefined),
       "JOB_FAILED",
       "JobFailedError",
       "Job j1 ended expired",
     ],
     [
-      new JobFailedError("j1", "q", "failed", undefined),
+      () => new JobFailedError("j1", "q", "failed", undefined),
       "JOB_FAILED",
       "JobFailedError",
       "Job j1 failed: no error stored",
     ],
     [
-      new JobFailedError("j1", "q", "failed", {
-        name: "TypeError",
-        message: "x is undefined",
-        reason: "error",
-      }),
+      () =>
+        new JobFailedError("j1", "q", "failed", {
+          name: "TypeError",
+          message: "x is undefined",
+          reason: "error",
+        }),
       "JOB_FAILED",
       "JobFailedError",
       "Job j1 failed: TypeError: x is undefined",
     ],
   ];
-  it.each(cases)("%s", (err, code, name, message) => {
+  // Made inside each test, not when the file loads, so each test runs the constructor.
+  it.each(cases)("%s", (make, code, name, message) => {
+    const err = make();
     expect(err).toBeInstanceOf(TasklaneError);
     expect(err).toBeInstanceOf(Error);
     expect(err.code).toBe(code);

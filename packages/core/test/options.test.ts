@@ -16,28 +16,17 @@ import {
   wholeTimerMs,
 } from "../src/adapter-kit.ts";
 import {
-  ConfigError,
   createManualClock,
   createTasklane,
   defineTask,
   type TasklaneOptions,
   UnsupportedError,
 } from "../src/index.ts";
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { configError } from "./bent-adapter.ts";
 
 /** The field, value and problem of parsing `input` with `schema` under `prefix`. */
 function refused(schema: z.ZodType, input: unknown, prefix = "opts") {
-  const { field, value, message } = configError(() => parseOptions(schema, input, prefix));
-  return { field, value, message };
+  return configError(() => parseOptions(schema, input, prefix));
 }
 
 describe("parseOptions, the option check adapters share", () => {

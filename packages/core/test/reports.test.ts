@@ -1,7 +1,7 @@
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Adapter, LaneStore } from "../src/adapter.ts";
+import type { LaneStore } from "../src/adapter.ts";
 import {
   createTasklane,
   defineTask,
@@ -12,6 +12,7 @@ import {
   UnrecoverableError,
   ValidationError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
@@ -209,25 +210,14 @@ describe("a report the backend does not take", () => {
   function client(answer: "lost" | Error) {
     const clock = createManualClock();
     const memory = createMemoryAdapter({ clock });
-    const adapter: Adapter = {
-      name: "reporting",
-      capabilities: memory.capabilities,
-      close: () => memory.close(),
-      lane: async (name, options) => {
-        const store = await memory.lane(name, options);
-        return new Proxy(store, {
-          get(target, prop, receiver) {
-            if (prop === "report")
-              return async (items: Parameters<NonNullable<LaneStore["report"]>>[0]) => {
-                if (answer instanceof Error) throw answer;
-                return items.map(() => answer);
-              };
-            const value = Reflect.get(target, prop, receiver);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        });
-      },
-    };
+    const adapter = bend(memory, {
+      lane: () => ({
+        report: async (items: Parameters<NonNullable<LaneStore["report"]>>[0]) => {
+          if (answer instanceof Error) throw answer;
+          return items.map(() => answer);
+        },
+      }),
+    });
     const seen: { aborted?: unknown; errors: Array<{ during: string; lane?: string }> } = {
       errors: [],
     };

@@ -1,8 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import type { Adapter, LaneStore } from "../src/adapter.ts";
+import type { Adapter } from "../src/adapter.ts";
 import {
   ClosedError,
   ConfigError,
@@ -12,26 +11,14 @@ import {
   type TasklaneEvents,
   UnsupportedError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
+import { other, T0, tick } from "./schedule-fixtures.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
 });
 
-const tick = defineTask({
-  name: "tick",
-  lane: "cron",
-  schema: z.object({ n: z.number() }),
-  run: async () => {},
-});
-const other = defineTask({
-  name: "other",
-  lane: "side",
-  schema: z.object({ n: z.number() }),
-  run: async () => {},
-});
-
-const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
 const every = { everyMs: 60_000 };
 
 function setup(adapter?: (memory: ReturnType<typeof createMemoryAdapter>) => Adapter) {
@@ -122,21 +109,9 @@ describe("tl.schedules' refusals", () => {
   });
 
   it("is refused by an adapter that declares schedules but cannot fire them", async () => {
-    const { tl } = setup((memory) => ({
-      name: "half",
-      capabilities: memory.capabilities,
-      close: () => memory.close(),
-      lane: async (name, options) => {
-        const store = await memory.lane(name, options);
-        return new Proxy(store, {
-          get(target, prop, receiver) {
-            if (prop === "fireSchedule") return undefined;
-            const value = Reflect.get(target, prop, receiver);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        }) as LaneStore;
-      },
-    }));
+    const { tl } = setup((memory) =>
+      bend(memory, { name: "half", lane: () => ({ fireSchedule: undefined }) }),
+    );
     const err = await rejection(tl.schedules.upsert("a", every, tick, { n: 1 }));
     expect(err).toBeInstanceOf(UnsupportedError);
     expect((err as Error).message).toBe(
@@ -260,25 +235,19 @@ describe("tl.schedules", () => {
 describe("a worker's schedule ticker", () => {
   it("reports a lane whose schedules cannot be read as an error, and fires once it can", async () => {
     let failures = 1;
-    const { clock, tl } = setup((memory) => ({
-      name: "flaky",
-      capabilities: memory.capabilities,
-      close: () => memory.close(),
-      lane: async (name, options) => {
-        const store = await memory.lane(name, options);
-        return new Proxy(store, {
-          get(target, prop, receiver) {
-            if (prop === "nextScheduleAt" && name === "cron")
-              return async () => {
-                if (failures-- > 0) throw new Error("node down");
-                return target.nextScheduleAt();
-              };
-            const value = Reflect.get(target, prop, receiver);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        }) as LaneStore;
-      },
-    }));
+    const { clock, tl } = setup((memory) =>
+      bend(memory, {
+        lane: (store) =>
+          store.name !== "cron"
+            ? {}
+            : {
+                nextScheduleAt: async () => {
+                  if (failures-- > 0) throw new Error("node down");
+                  return store.nextScheduleAt?.();
+                },
+              },
+      }),
+    );
     const errors: Array<TasklaneEvents["error"]> = [];
     tl.events.on("error", (e) => errors.push(e));
     await tl.schedules.upsert("s", { everyMs: 5_000, startAt: T0 + 1_000 }, tick, { n: 1 });

@@ -12,26 +12,12 @@ import {
   UnsupportedError,
 } from "../src/index.ts";
 import { firstSlot, planFire, resolveScheduleSpec, type SlotRule } from "../src/schedule.ts";
+import { other, T0, tick } from "./schedule-fixtures.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((tl) => tl.close({ graceMs: 0 })));
 });
-
-const tick = defineTask({
-  name: "tick",
-  lane: "cron",
-  schema: z.object({ n: z.number() }),
-  run: async () => {},
-});
-const other = defineTask({
-  name: "other",
-  lane: "side",
-  schema: z.object({ n: z.number() }),
-  run: async () => {},
-});
-
-const T0 = Date.UTC(2026, 0, 5, 12, 0, 0); // a Monday, 12:00:00 UTC
 
 function setup(start = T0) {
   const clock = createManualClock(start);

@@ -2,6 +2,7 @@ import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError, createTasklane, defineTask, type Tasklane } from "../src/index.ts";
+import { configError } from "./bent-adapter.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
@@ -21,17 +22,6 @@ function client() {
   });
   open.push(tl);
   return tl;
-}
-
-function configError(fn: () => unknown) {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    const { field, value, message } = err as ConfigError;
-    return { field, value, message };
-  }
-  throw new Error("expected a ConfigError");
 }
 
 describe("a worker's options", () => {
