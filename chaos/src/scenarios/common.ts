@@ -53,8 +53,18 @@ export async function progress(
   timeoutMs: number,
   keep?: { backlog: number; ms: number },
 ) {
-  const target = (await h.finishedCount()) + jobs;
   const deadline = Date.now() + timeoutMs;
+  // Called right after a restart too, while the connection is still coming back: the
+  // starting count is read until the server answers (a fast-profile run threw here).
+  let start = -1;
+  while (start < 0) {
+    start = await h.finishedCount().catch(() => -1);
+    if (start < 0) {
+      if (Date.now() > deadline) throw new Error(`no answer from the backend in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const target = start + jobs;
   for (;;) {
     if (keep) await topUp(h, keep.backlog, keep.ms).catch(() => 0);
     // While redis-server restarts the count cannot be read: keep polling.
