@@ -51,7 +51,7 @@ export class GroupedReady {
       const heap = this.heaps.get(group) as RecordHeap;
       if (heap.size === 0) {
         // out of jobs (their last one canceled or deleted): out of the ring
-        this.leave(group);
+        this.leaveNext(group);
         continue;
       }
       if ((active.get(group) ?? 0) >= limit) {
@@ -61,7 +61,7 @@ export class GroupedReady {
       }
       const rec = heap.pop() as JobRecord;
       this.size--;
-      if (heap.size === 0) this.leave(group);
+      if (heap.size === 0) this.leaveNext(group);
       else this.next++;
       return rec;
     }
@@ -91,10 +91,9 @@ export class GroupedReady {
     return out;
   }
 
-  private leave(group: string): void {
-    const at = this.ring.indexOf(group);
-    this.ring.splice(at, 1);
+  /** The group at `next` leaves the ring; `next` then names the group after it. */
+  private leaveNext(group: string): void {
+    this.ring.splice(this.next, 1);
     this.heaps.delete(group);
-    if (at < this.next) this.next--;
   }
 }

@@ -85,7 +85,9 @@ export function registerDebounceTests(get: () => Harness, _options: ConformanceO
       const h = get();
       need(h.caps, ctx, "debounce");
       const lane = await h.freshLane();
-      const ms = 2 * h.unit;
+      // Long enough that the second put lands inside the window on a loaded machine too
+      // (2 units once ran out between two puts in real time, beside a mutation run).
+      const ms = 5 * h.unit;
       const a = debounced(h, "w", ms, "first", '"a"');
       const other = debounced(h, "w", ms, "first", '"x"', { task: "another-task" });
       expect(await lane.put([a, other])).toEqual([
