@@ -86,7 +86,8 @@ export function registerDebounceTests(get: () => Harness, _options: ConformanceO
       need(h.caps, ctx, "debounce");
       const lane = await h.freshLane();
       // Long enough that the second put lands inside the window on a loaded machine too
-      // (2 units once ran out between two puts in real time, beside a mutation run).
+      // (with 2 units it failed once in real time beside a mutation run; the window
+      // ending between the two puts is the likely cause).
       const ms = 5 * h.unit;
       const a = debounced(h, "w", ms, "first", '"a"');
       const other = debounced(h, "w", ms, "first", '"x"', { task: "another-task" });
