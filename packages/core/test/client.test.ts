@@ -29,12 +29,7 @@ afterEach(async () => {
 
 /** The memory adapter, declaring some capabilities otherwise. */
 function partial(inner: Adapter, caps: Partial<Capabilities>): Adapter {
-  return {
-    name: "partial",
-    capabilities: { ...inner.capabilities, ...caps },
-    close: () => inner.close(),
-    lane: (name, options) => inner.lane(name, options),
-  };
+  return bend(inner, { name: "partial", caps });
 }
 
 function client(options: { adapter?: Adapter; instrumentation?: Instrumentation } = {}) {

@@ -9,6 +9,7 @@ import {
   type Tasklane,
   UnsupportedError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const task = defineTask({ name: "t", lane: "a", schema: z.object({}), run: () => {} });
 const open: Tasklane[] = [];
@@ -73,12 +74,7 @@ describe("publish option debounce", () => {
 
   it("is refused with UnsupportedError on an adapter without capability debounce", async () => {
     const inner = createMemoryAdapter();
-    const { tl } = client({
-      name: "no-debounce",
-      capabilities: Object.freeze({ ...inner.capabilities, debounce: false }),
-      close: () => inner.close(),
-      lane: (name, options) => inner.lane(name, options),
-    });
+    const { tl } = client(bend(inner, { name: "no-debounce", caps: { debounce: false } }));
     await expect(tl.publish(task, {}, { debounce: { key: "k", ms: 10 } })).rejects.toBeInstanceOf(
       UnsupportedError,
     );

@@ -9,6 +9,7 @@ import {
   type Tasklane,
   UnsupportedError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
@@ -18,15 +19,8 @@ afterEach(async () => {
 const task = defineTask({ name: "t", lane: "l", schema: z.object({}), run: () => {} });
 
 /** The memory adapter, declaring `groups` false. */
-function withoutGroups(): Adapter {
-  const inner = createMemoryAdapter();
-  return {
-    name: "plain",
-    capabilities: Object.freeze({ ...inner.capabilities, groups: false }),
-    lane: (name, options) => inner.lane(name, options),
-    close: () => inner.close(),
-  };
-}
+const withoutGroups = (): Adapter =>
+  bend(createMemoryAdapter(), { name: "plain", caps: { groups: false } });
 
 describe("fair groups", () => {
   it("a lane's groups option on an adapter without capability groups is an UnsupportedError naming it", () => {

@@ -9,6 +9,7 @@ import {
   type Tasklane,
   UnsupportedError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const task = defineTask({ name: "t", lane: "q", schema: z.object({}), run: () => {} });
 const inR = defineTask({ name: "r", lane: "r", schema: z.object({}), run: () => {} });
@@ -21,12 +22,7 @@ afterEach(async () => {
 function client(caps: Partial<Capabilities> = {}) {
   const clock = createManualClock();
   const memory = createMemoryAdapter({ clock });
-  const adapter: Adapter = {
-    name: "partial",
-    capabilities: { ...memory.capabilities, ...caps },
-    close: () => memory.close(),
-    lane: (name, options) => memory.lane(name, options),
-  };
+  const adapter: Adapter = bend(memory, { name: "partial", caps });
   const tl = createTasklane({
     adapter,
     clock,

@@ -12,6 +12,7 @@ import {
   type Tasklane,
   UnsupportedError,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const START = Date.UTC(2026, 0, 1);
 const task = defineTask({
@@ -31,14 +32,7 @@ function client(options: { caps?: Partial<Capabilities>; maxPayloadBytes?: numbe
   const clock = createManualClock(START);
   const memory = createMemoryAdapter({ clock });
   const adapter: Adapter =
-    options.caps === undefined
-      ? memory
-      : {
-          name: "partial",
-          capabilities: { ...memory.capabilities, ...options.caps },
-          close: () => memory.close(),
-          lane: (name, laneOptions) => memory.lane(name, laneOptions),
-        };
+    options.caps === undefined ? memory : bend(memory, { name: "partial", caps: options.caps });
   const tl = createTasklane({
     adapter,
     clock,

@@ -1,15 +1,11 @@
 import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { describe, expect, it } from "vitest";
 import { type Adapter, createTasklane, UnsupportedError } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 /** The memory adapter as one without capability `rateLimit` looks. */
 function withoutRateLimit(inner: Adapter): Adapter {
-  return {
-    name: "no-rate",
-    capabilities: Object.freeze({ ...inner.capabilities, rateLimit: false }),
-    close: () => inner.close(),
-    lane: (name, options) => inner.lane(name, options),
-  };
+  return bend(inner, { name: "no-rate", caps: { rateLimit: false } });
 }
 
 describe("lane option rateLimit", () => {
