@@ -7,13 +7,13 @@
  * jobs (searches by them list what the full listing shows).
  */
 import { randomUUID } from "node:crypto";
-import type {
-  JobInfo,
-  JobState,
-  LaneStore,
-  ListFilter,
-  Lock,
-  NewJob,
+import {
+  JOB_STATES,
+  type JobInfo,
+  type LaneStore,
+  type ListFilter,
+  type Lock,
+  type NewJob,
 } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,16 +62,6 @@ async function callRefs(
   }
   return { referred, headers };
 }
-
-const STATES: JobState[] = [
-  "waiting",
-  "delayed",
-  "active",
-  "succeeded",
-  "failed",
-  "canceled",
-  "expired",
-];
 
 /** How much the index checks compared, over the run (each must have compared something). */
 const indexChecks = { tagged: 0, failed: 0 };
@@ -231,7 +221,7 @@ describe("random operations", () => {
         const listed: Record<string, number> = {};
         let listedIds = 0;
         const all: JobInfo[] = [];
-        for (const state of STATES) {
+        for (const state of JOB_STATES) {
           listed[state] = 0;
           for await (const info of q.list({ state, pageSize: 7 })) {
             expect(info.state).toBe(state);
