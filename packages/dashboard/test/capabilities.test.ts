@@ -10,6 +10,7 @@ import { createMemoryAdapter } from "@tasklane/adapter-memory";
 import { createSqsAdapter } from "@tasklane/adapter-sqs";
 import {
   type Adapter,
+  type Capabilities,
   createTasklane,
   defineTask,
   type Tasklane,
@@ -136,36 +137,38 @@ describe("on SQS", () => {
   });
 });
 
-describe("on an adapter that declares fewer capabilities", () => {
-  let tl: Tasklane;
-  let srv: TestServer;
-
+/**
+ * The dashboard over a memory adapter named `name` that declares `caps` otherwise, served
+ * around the enclosing describe block; its fields are set once the block's tests run.
+ */
+function servedOnMemory(name: string, caps: Partial<Capabilities>) {
+  const served = {} as { tl: Tasklane; srv: TestServer };
   beforeAll(async () => {
     const memory = createMemoryAdapter();
     const adapter: Adapter = {
       ...memory,
-      name: "limited",
-      capabilities: {
-        ...memory.capabilities,
-        retryFailed: false,
-        delete: false,
-        pause: false,
-      },
+      name,
+      capabilities: { ...memory.capabilities, ...caps },
     };
-    tl = createTasklane({
+    served.tl = createTasklane({
       adapter,
       lanes: [{ name: "default" }, { name: "low" }],
       tasks: [report, fails],
     });
-    srv = await serveDashboard(tl, { allowAnonymousWrites: true });
+    served.srv = await serveDashboard(served.tl, { allowAnonymousWrites: true });
   });
-
   afterAll(async () => {
-    await srv?.close();
-    await tl?.close();
+    await served.srv?.close();
+    await served.tl?.close();
   });
+  return served;
+}
+
+describe("on an adapter that declares fewer capabilities", () => {
+  const served = servedOnMemory("limited", { retryFailed: false, delete: false, pause: false });
 
   it("disables retry and delete with the reason, hides pause, and keeps what it can do", async () => {
+    const { tl, srv } = served;
     await tl.publish(fails, { n: 1 });
     const worker = tl.worker({ concurrency: 1, lanes: ["default"] });
     await worker.start();
@@ -211,30 +214,14 @@ describe("on an adapter that declares fewer capabilities", () => {
 });
 
 describe("on an adapter that cannot group failures or search", () => {
-  let tl: Tasklane;
-  let srv: TestServer;
-
-  beforeAll(async () => {
-    const memory = createMemoryAdapter();
-    const adapter: Adapter = {
-      ...memory,
-      name: "groupless",
-      capabilities: { ...memory.capabilities, failureGroups: false, search: false, tags: false },
-    };
-    tl = createTasklane({
-      adapter,
-      lanes: [{ name: "default" }, { name: "low" }],
-      tasks: [report, fails],
-    });
-    srv = await serveDashboard(tl, { allowAnonymousWrites: true });
-  });
-
-  afterAll(async () => {
-    await srv?.close();
-    await tl?.close();
+  const served = servedOnMemory("groupless", {
+    failureGroups: false,
+    search: false,
+    tags: false,
   });
 
   it("groups the failed jobs in the browser, says so, and retries a group", async () => {
+    const { tl, srv } = served;
     await tl.publishMany(fails, [{ payload: { n: 1 } }, { payload: { n: 2 } }]);
     const worker = tl.worker({ concurrency: 2, lanes: ["default"] });
     await worker.start();
