@@ -462,7 +462,10 @@ export class MemoryLaneImpl implements MemoryLane {
           ? this.ready.pop()
           : grouped.pop(active as Map<string, number>, this.groupLimit);
       if (rec === undefined) break;
-      if (active !== undefined) active.set(rec.group ?? "", (active.get(rec.group ?? "") ?? 0) + 1);
+      if (active !== undefined) {
+        const group = rec.group ?? "";
+        active.set(group, (active.get(group) ?? 0) + 1);
+      }
       rec.attempt++;
       rec.token = String(++this.tokenSeq);
       rec.reservedAt = now;
