@@ -101,6 +101,13 @@ describe("on SQS", () => {
       ["POST", "/lanes/default/jobs/retry", { filter: { state: "failed" } }, "list"],
       ["GET", "/events?source=backend", undefined, "subscribe"],
       ["POST", "/tasks/report/jobs", { payload: { day: "c" }, jobId: "same-id-twice" }, "dedup"],
+      ["POST", "/tasks/report/jobs", { payload: { day: "c" }, group: "acme" }, "groups"],
+      [
+        "POST",
+        "/tasks/report/jobs",
+        { payload: { day: "c" }, debounce: { key: "k", ms: 1_000 } },
+        "debounce",
+      ],
     ];
     for (const [method, path, body, capability] of cases) {
       const answer = await call(`${srv.url}${path}`, { method, body });
