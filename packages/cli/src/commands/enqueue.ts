@@ -131,7 +131,11 @@ export async function enqueue(
     const flag = options.expiresIn !== undefined ? "--expires-in" : "--expires-at";
     throw new UnsupportedError(adapter.name, "job expiry (capability expiry)", `${flag} needs it`);
   }
-  if (options.group !== undefined && !adapter.capabilities.groups) {
+  if (
+    options.group !== undefined &&
+    !adapter.capabilities.groups &&
+    !adapter.capabilities.messageGroups
+  ) {
     throw new UnsupportedError(adapter.name, "fair groups (capability groups)", "--group needs it");
   }
   if (options.debounce !== undefined && !adapter.capabilities.debounce) {

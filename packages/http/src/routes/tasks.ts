@@ -75,7 +75,10 @@ export function registerTaskRoutes(app: App, ctx: ApiContext, basePath: string):
       if (body.groupId !== undefined) options.groupId = body.groupId;
       // Checked here rather than left to core, so the 501 names the capability.
       if (body.tags !== undefined && body.tags.length > 0) ctx.require("tags", "tagging jobs");
-      if (body.group !== undefined) ctx.require("groups", "fair groups");
+      // SQS takes a group as its own message group (capability messageGroups).
+      if (body.group !== undefined && tl.adapter.capabilities.messageGroups !== true) {
+        ctx.require("groups", "fair groups");
+      }
       if (body.debounce !== undefined) ctx.require("debounce", "debounced publishing");
       if (body.expiresInMs !== undefined || body.expiresAt !== undefined) {
         ctx.require("expiry", "jobs that expire");
