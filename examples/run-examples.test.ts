@@ -412,3 +412,41 @@ describe("examples/schedules.ts", () => {
     }, 60_000);
   });
 });
+
+describe("examples/rate-and-debounce.ts", () => {
+  const expectTour = (lines: string[]) => {
+    expect(lines).toContain("debounce: created, debounced, debounced, debounced, debounced");
+    expect(lines).toContain("debounce: ran ada v5, bob v1");
+    // The backend's start times: 4, then 4 a window later, then 2 (the limit is exact, so
+    // the groups are too; the gaps are at least the window).
+    expect(lines).toContain("mail: 10 jobs started 4 + 4 + 2, one window apart");
+    const starts = lines.find((l) => l.startsWith("mail: starts at +ms "));
+    const ms = (starts ?? "").slice("mail: starts at +ms ".length).split(", ").map(Number);
+    expect(ms).toHaveLength(10);
+    expect(ms[4]).toBeGreaterThanOrEqual(1_000);
+    expect(ms[8]).toBeGreaterThanOrEqual((ms[4] ?? 0) + 1_000);
+    expect(lines.at(-1)).toBe("done: 8 publishes, 2 runs; 4 starts a window");
+  };
+
+  it("debounces and rate-limits on memory, then exits 0", async () => {
+    const tour = runExample("example:rate", { TASKLANE_ADAPTER: "", TASKLANE_BACKEND: "" });
+    expect(await finished(tour)).toEqual({ code: 0, signal: null });
+    expectTour(tour.lines);
+  }, 60_000);
+
+  describe("on Redis", () => {
+    let server: RedisServer;
+    beforeAll(async () => {
+      server = await startRedis();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it("debounces and rate-limits, then exits 0", async () => {
+      const tour = runExample("example:rate", { TASKLANE_ADAPTER: "redis", REDIS_URL: server.url });
+      expect(await finished(tour)).toEqual({ code: 0, signal: null });
+      expectTour(tour.lines);
+    }, 60_000);
+  });
+});

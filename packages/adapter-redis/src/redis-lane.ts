@@ -156,9 +156,10 @@ export class RedisLane
   private call(script: ScriptName): ScriptCall {
     let call = this.calls.get(script);
     if (call === undefined) {
-      // A rate-limited lane's reserve also gets its log of starts (see lua/reserve.lua).
+      // A rate-limited lane's reserve and probe also get its log of starts (see
+      // lua/reserve.lua).
       const keys =
-        script === "reserve" && this.options.rateLimit !== undefined
+        (script === "reserve" || script === "probe") && this.options.rateLimit !== undefined
           ? [...this.keys.all, this.keys.rateLimit]
           : this.keys.all;
       call = new ScriptCall(SCRIPTS[script], keys, this.common);
@@ -700,7 +701,8 @@ export class RedisLane
   // ── counts and probes ────────────────────────────────────────────────────────────────
 
   async probe(): Promise<number> {
-    return Number(await this.run("probe", []));
+    const rate = this.options.rateLimit;
+    return Number(await this.run("probe", rate === undefined ? [] : [rate.max, rate.durationMs]));
   }
 
   async counts(): Promise<LaneCounts> {

@@ -6,7 +6,8 @@
  * allows at most 10 per message; we use at most 8, and 1 for most jobs, since every
  * attribute costs parsing, hashing and bytes on both ends):
  *
- *   tl               JSON {v: 1, id, task, p: priority, pub: publishedAt, run?: runAt, base?, stl?}
+ *   tl               JSON {v: 1, id, task, p: priority, pub: publishedAt, run?: runAt, base?, stl?,
+ *                    g?: group}
  *   tl-app           appData (JSON text), when present
  *   tl-trace         the trace context (NewJob.traceContext), when present; every copy of
  *                    the message (retry, hand-back, dead letter) carries it on
@@ -53,6 +54,11 @@ export interface JobMeta {
   base?: number;
   /** Stalls (lease expiries) counted before this SQS message was sent. */
   stl?: number;
+  /**
+   * The job's group (publish's `group`), sent as the MessageGroupId: kept here too, since a
+   * receive may not return a standard queue's MessageGroupId, and every copy must carry it.
+   */
+  g?: string;
 }
 
 export type Attributes = Record<string, MessageAttributeValue>;
@@ -239,6 +245,10 @@ function parseJob(text: string): { id: string; task: string; meta: JobMeta } | u
   if (o.stl !== undefined) {
     if (!isInt(o.stl) || o.stl < 0) return undefined;
     meta.stl = o.stl;
+  }
+  if (o.g !== undefined) {
+    if (typeof o.g !== "string" || o.g.length === 0) return undefined;
+    meta.g = o.g;
   }
   return { id: o.id, task: o.task, meta };
 }

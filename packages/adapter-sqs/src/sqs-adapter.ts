@@ -168,8 +168,8 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     // An uncounted release sends a fresh copy; a delay on it is not built yet.
     retryAfter: false,
     // Fair groups need the lane's waiting jobs partitioned by group and counted per group
-    // as they run; a standard queue hands out whatever it holds (FIFO queues order by
-    // MessageGroupId: publish's groupId), so they are not offered.
+    // as they run; a queue hands out what it holds, so round-robin and a per-group limit
+    // are not offered. A job's group is SQS's own MessageGroupId instead (messageGroups).
     groups: false,
     // Poison isolation: a message carries no state of its own delivery, and marking the
     // prefetched ones would cost a send and a delete per job, so a lease that runs out is
@@ -182,6 +182,9 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     rateLimit: false,
     // A sent message cannot be found by key, nor its body replaced, before it is received.
     debounce: false,
+    // publish's group is the MessageGroupId: FIFO queues serve each group in order with
+    // one receive in flight per group; standard queues are SQS fair queues by it.
+    messageGroups: true,
   };
 }
 

@@ -163,6 +163,13 @@ function dedupIdFor(text: string): string {
   return DEDUP_ID_RE.test(text) ? text : createHash("sha256").update(text).digest("hex");
 }
 
+/** A copy's meta: what the job keeps across copies (priority, publishedAt, group). */
+function copyMeta(h: Held): JobMeta {
+  const meta: JobMeta = { v: 1, p: h.job.meta.p, pub: h.job.meta.pub };
+  if (h.job.meta.g !== undefined) meta.g = h.job.meta.g;
+  return meta;
+}
+
 function copyAttributes(attrs: Attributes): Attributes {
   const out: Attributes = {};
   for (const [name, a] of Object.entries(attrs)) {
@@ -222,6 +229,7 @@ export class SqsLane implements LaneStore {
       }
       seen.add(job.id);
       const meta: JobMeta = { v: 1, p: job.priority, pub: job.publishedAt };
+      if (job.group !== undefined) meta.g = job.group;
       const delayMs = job.runAt === undefined ? 0 : job.runAt - now;
       if (delayMs > 0 && job.runAt !== undefined) meta.run = job.runAt;
       const fields: JobFields = { id: job.id, task: job.task, payload: job.payload, meta };
@@ -237,10 +245,12 @@ export class SqsLane implements LaneStore {
       }
       const entry: SendEntry = { ...msg };
       if (this.fifo) {
-        entry.groupId = dedupIdFor(job.groupId ?? job.id);
+        entry.groupId = dedupIdFor(job.group ?? job.groupId ?? job.id);
         entry.dedupId = dedupIdFor(job.id);
-      } else if (delayMs > 0) {
-        entry.delaySeconds = Math.min(MAX_DELAY_SECONDS, secondsFor(delayMs));
+      } else {
+        // A standard queue's message group is its fair-queue tenant (SQS fair queues).
+        if (job.group !== undefined) entry.groupId = dedupIdFor(job.group);
+        if (delayMs > 0) entry.delaySeconds = Math.min(MAX_DELAY_SECONDS, secondsFor(delayMs));
       }
       prepared.push({ band: this.#bandFor(job.priority), entry });
     }
@@ -846,13 +856,14 @@ export class SqsLane implements LaneStore {
         );
       return "lost";
     }
-    const meta: JobMeta = { v: 1, p: h.job.meta.p, pub: h.job.meta.pub };
+    const meta = copyMeta(h);
     if (delayMs > 0 && runAt !== undefined) meta.run = runAt;
     if (attemptsDone > 0) meta.base = attemptsDone;
     if (h.stalls > 0) meta.stl = h.stalls;
     const msg = this.#reencode(h, meta);
     const entry: SendEntry = { ...msg };
     if (delayMs > 0) entry.delaySeconds = Math.min(MAX_DELAY_SECONDS, secondsFor(delayMs));
+    if (h.job.meta.g !== undefined) entry.groupId = dedupIdFor(h.job.meta.g);
     const sent = await h.band.io.send(entry);
     if (sent !== "ok") {
       throw new AdapterError(
@@ -919,7 +930,7 @@ export class SqsLane implements LaneStore {
     if (this.fifo) {
       entry.groupId = h.groupId ?? dedupIdFor(h.job.id);
       entry.dedupId = dedupIdFor(`${h.job.id}:dead:${randomUUID()}`);
-    }
+    } else if (h.job.meta.g !== undefined) entry.groupId = dedupIdFor(h.job.meta.g);
     const sent = await dlq.send(entry);
     if (sent !== "ok") {
       throw new AdapterError(
@@ -946,7 +957,7 @@ export class SqsLane implements LaneStore {
       };
       if (stack) extra[ATTR.errorStack] = { DataType: "String", StringValue: stack };
       if (h.job.malformed === undefined) {
-        const meta: JobMeta = { v: 1, p: h.job.meta.p, pub: h.job.meta.pub };
+        const meta = copyMeta(h);
         if (h.attempt > 0) meta.base = h.attempt;
         return this.#reencode(h, meta, extra);
       }
@@ -1095,7 +1106,7 @@ export class SqsLane implements LaneStore {
           const band = this.#bandFor(h.job.meta.p);
           let entry: SendEntry;
           if (h.job.malformed === undefined) {
-            entry = { ...this.#reencode(h, { v: 1, p: h.job.meta.p, pub: h.job.meta.pub }) };
+            entry = { ...this.#reencode(h, copyMeta(h)) };
           } else {
             const attributes = copyAttributes(h.rawAttributes);
             for (const k of [ATTR.errorName, ATTR.errorMessage, ATTR.errorStack, ATTR.errorReason])
@@ -1105,7 +1116,7 @@ export class SqsLane implements LaneStore {
           if (this.fifo) {
             entry.groupId = h.groupId ?? dedupIdFor(h.job.id);
             entry.dedupId = dedupIdFor(`${h.job.id}:retry:${randomUUID()}`);
-          }
+          } else if (h.job.meta.g !== undefined) entry.groupId = dedupIdFor(h.job.meta.g);
           const sent = await band.io.send(entry);
           if (sent !== "ok")
             throw new AdapterError(

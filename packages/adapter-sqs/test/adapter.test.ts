@@ -851,6 +851,140 @@ describe("priority lanes", () => {
   });
 });
 
+/**
+ * The MessageGroupId of every message sent on `client` from now on, by payload id: read
+ * from the requests as they go out to fauxqs (which keeps a group on FIFO queues only).
+ */
+function watchGroups(client: SQSClient) {
+  const name = `tasklaneWatchGroups${uniqueName()}`;
+  const groups = new Map<string, string | undefined>();
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      const input = args.input as {
+        Entries?: Array<{ MessageBody?: string; MessageGroupId?: string }>;
+      };
+      const single = args.input as { MessageBody?: string; MessageGroupId?: string };
+      const entries =
+        context.commandName === "SendMessageBatchCommand"
+          ? (input.Entries ?? [])
+          : context.commandName === "SendMessageCommand"
+            ? [single]
+            : [];
+      for (const e of entries) {
+        const id = (JSON.parse(e.MessageBody ?? "{}") as { id?: string }).id;
+        if (id !== undefined) groups.set(id, e.MessageGroupId);
+      }
+      return next(args);
+    },
+    { step: "initialize", name },
+  );
+  return { groups, dispose: () => client.middlewareStack.remove(name) };
+}
+
+describe("message groups (publish's group; capability messageGroups)", () => {
+  it("on a standard lane: the group is the message's MessageGroupId (fair queues), kept by a hand-back copy", async () => {
+    const { adapter, lane } = await open();
+    expect(adapter.capabilities).toMatchObject({ groups: false, messageGroups: true });
+    const watch = watchGroups(client);
+    try {
+      await lane.put([job("a", { group: "acme" }), job("b")]);
+      expect([...watch.groups]).toEqual([
+        ["a", "acme"],
+        ["b", undefined],
+      ]);
+      watch.groups.clear();
+      // Retried: a standard queue sends a fresh copy, which keeps the group (from the
+      // job's own record: a receive need not return a standard queue's MessageGroupId).
+      const { jobs } = await lane.reserve(now());
+      expect(jobs.map((j) => j.id).sort()).toEqual(["a", "b"]);
+      const error = { name: "E", message: "again", reason: "error" as const };
+      expect(
+        await lane.nack(jobs.map((j) => ({ lock: j.lock, runAt: Date.now(), error }))),
+      ).toEqual(["ok", "ok"]);
+      expect(new Map(watch.groups)).toEqual(
+        new Map([
+          ["a", "acme"],
+          ["b", undefined],
+        ]),
+      );
+      // The copy is the same job again, its group included, so its next copy keeps it too.
+      const again = await waitFor(async () => {
+        const r = await lane.reserve(now());
+        return r.jobs.find((j) => j.id === "a");
+      });
+      watch.groups.clear();
+      expect(await lane.nack([{ lock: again.lock, runAt: Date.now(), error }])).toEqual(["ok"]);
+      expect([...watch.groups]).toEqual([["a", "acme"]]);
+    } finally {
+      watch.dispose();
+    }
+    await adapter.close();
+  });
+
+  it("on a FIFO lane: the group is the MessageGroupId (over groupId and the job id); one in flight per group", async () => {
+    const { adapter, lane } = await open({}, `${uniqueName()}.fifo`);
+    const watch = watchGroups(client);
+    try {
+      await lane.put([
+        job("a1", { group: "acme" }),
+        job("b1", { groupId: "legacy" }),
+        job("a2", { group: "acme" }),
+        job("c1"),
+      ]);
+      expect(new Map(watch.groups)).toEqual(
+        new Map([
+          ["a1", "acme"],
+          ["b1", "legacy"],
+          ["a2", "acme"],
+          ["c1", "c1"],
+        ]),
+      );
+    } finally {
+      watch.dispose();
+    }
+    // SQS's rule for a FIFO group: no receive of a2 while a1, ahead of it, is in flight.
+    const first = await lane.reserve(now());
+    expect(first.jobs.map((j) => j.id).sort()).toEqual(["a1", "b1", "c1"]);
+    expect((await lane.reserve(now())).jobs).toEqual([]);
+    expect(await lane.ack(first.jobs.map((j) => j.lock))).toEqual(["ok", "ok", "ok"]);
+    const next = await waitFor(async () => (await lane.reserve(now())).jobs[0]);
+    expect(next.id).toBe("a2");
+    await adapter.close();
+  });
+
+  it("through the client: a lane with groups takes group; a per-group concurrency is refused", async () => {
+    const { adapter, name } = await open();
+    const task = defineTask({
+      name: "t",
+      lane: "work",
+      schema: z.object({ id: z.string() }),
+      run: () => {},
+    });
+    expect(() =>
+      createTasklane({
+        adapter,
+        lanes: [{ name: "work", groups: { concurrency: 3 } }],
+        tasks: [task],
+        namespace: name,
+      }),
+    ).toThrow(/lanes\[0\]\.groups\.concurrency/);
+    const tl = createTasklane({
+      adapter,
+      lanes: [{ name: "work", groups: {} }],
+      tasks: [task],
+      namespace: name,
+    });
+    const watch = watchGroups(client);
+    try {
+      expect((await tl.publish(task, { id: "p1" }, { group: "acme" })).status).toBe("created");
+      expect([...watch.groups]).toEqual([["p1", "acme"]]);
+    } finally {
+      watch.dispose();
+    }
+    await tl.close();
+  });
+});
+
 describe("FIFO queues", () => {
   it("keeps group order, de-duplicates by job id and round-trips groups", async () => {
     const { adapter, lane } = await open({}, `${uniqueName()}.fifo`);

@@ -362,6 +362,20 @@ ${examples(help)}`,
       "the job expires if it has not started by then (ISO 8601 or epoch ms; capability expiry)",
       parseTime,
     )
+    .option(
+      "--group <name>",
+      "fair group, e.g. a tenant, on a lane with groups (capability groups)",
+    )
+    .option(
+      "--debounce <key>",
+      "collapse publishes of this key within --window into one job (capability debounce)",
+    )
+    .option("--window <duration>", "the debounce window (with --debounce, e.g. 2s)", parseDuration)
+    .addOption(
+      new Option("--keep <which>", "which payload a debounced job keeps")
+        .choices(["last", "first"])
+        .default(undefined, "last"),
+    )
     .addHelpText(
       "after",
       examples([
@@ -369,6 +383,7 @@ ${examples(help)}`,
         `tasklane enqueue send-email '{"to":"ada@example.com","subject":"Hi"}' --job-id welcome-ada --delay 5m`,
         `tasklane enqueue resize '{"url":"s3://…"}' --lane images   # a task no config defines`,
         `tasklane enqueue send-email '{"to":"ada@example.com","subject":"Hi"}' --tag customer:42 --expires-in 1h`,
+        `tasklane enqueue reindex '{"user":7}' --debounce user-7 --window 2s   # one job per 2 s`,
       ]),
     )
     .action(

@@ -240,6 +240,32 @@ describe("promote, priority, move and acting on a failure group", () => {
     expect(job).toMatchObject({ tags: ["a", "b"], expiresAt: expect.any(Number) });
     expect((job?.expiresAt as number) - (job?.publishedAt as number)).toBe(600_000);
   });
+
+  it("enqueue --group puts the job in its fair group", async () => {
+    const { code, stdout, jobs } = await run([
+      "enqueue",
+      "tenant-note",
+      '{"n":1}',
+      "--job-id",
+      "acme-1",
+      "--group",
+      "acme",
+    ]);
+    expect({ code, stdout }).toEqual({ code: 0, stdout: "created job acme-1 in lane tenants\n" });
+    expect(byId(jobs(), "tenants", "acme-1")).toMatchObject({ group: "acme", state: "waiting" });
+  });
+
+  it("enqueue --debounce needs --window, and --keep needs --debounce (exit 2)", async () => {
+    for (const [args, message] of [
+      [["--debounce", "k"], "--debounce: needs --window"],
+      [["--window", "2s"], "--window: needs --debounce"],
+      [["--keep", "first"], "--keep: needs --debounce"],
+    ] as const) {
+      const { code, stderr } = await run(["enqueue", "note", '{"n":1}', ...args]);
+      expect({ code, args }).toEqual({ code: 2, args });
+      expect(stderr, args.join(" ")).toContain(message);
+    }
+  });
 });
 
 describe("on an adapter without tags, search or failure groups", () => {

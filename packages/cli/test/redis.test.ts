@@ -125,6 +125,42 @@ describe("enqueue", () => {
     expect(job.runAt).toBeLessThan(Date.now() + 3_600_000 + 1_000);
   });
 
+  it("--debounce collapses publishes of one key across CLI runs; --group exits 3 on Redis", async () => {
+    const prefix = newPrefix();
+    const app = createApp(prefix);
+    const publish = (n: number, ...extra: string[]) =>
+      runCli(
+        ["enqueue", "report", `{"day":"d${n}"}`, "--debounce", "daily", "--window", "1h", ...extra],
+        {
+          env: cliEnv(prefix),
+        },
+      );
+    const first = await publish(1);
+    expect(first.code).toBe(0);
+    const id = /^created job (\S+) in lane low$/.exec(first.stdout.trim())?.[1] as string;
+    expect(id).toBeDefined();
+    expect(await publish(2)).toEqual({
+      code: 0,
+      stdout: `debounced into job ${id} in lane low (its payload replaced)\n`,
+      stderr: "",
+    });
+    expect((await publish(3, "--keep", "first")).stdout).toBe(
+      `debounced into job ${id} in lane low (its payload kept)\n`,
+    );
+    expect(await counts(app, "low")).toMatchObject({ waiting: 0, delayed: 1 });
+    // keep "last" replaced the payload; the later keep "first" did not.
+    expect((await app.lane("low").get(id))?.payload).toBe('{"day":"d2"}');
+
+    const grouped = await runCli(["enqueue", "report", '{"day":"x"}', "--group", "acme"], {
+      env: cliEnv(prefix),
+    });
+    expect(grouped.code).toBe(3);
+    expect(grouped.stderr).toContain(
+      "The redis adapter does not support fair groups (capability groups): --group needs it",
+    );
+    expect(await counts(app, "low")).toMatchObject({ waiting: 0, delayed: 1 });
+  });
+
   it("a task no config defines goes to --lane unvalidated, with a warning", async () => {
     const prefix = newPrefix();
     const app = createApp(prefix);

@@ -60,6 +60,8 @@ export function registerRateLimitTests(get: () => Harness, _options: Conformance
       expect(full.ready).toBe(0);
       expect(full.nextDueAt).toBeDefined();
       expect(await lane.counts()).toMatchObject({ waiting: 6, active: 0, succeeded: 3 });
+      // A selector's probe sees the full window too: nothing to take, so no empty reserve.
+      expect(await lane.probe()).toBe(0);
 
       // A long poll waits for the window to move, and is served then.
       const { poll } = await h.pollUntilWaiting(lane, {
@@ -105,10 +107,12 @@ export function registerRateLimitTests(get: () => Harness, _options: Conformance
       const a = await lane.reserve({ limit: 2, leaseMs, waitMs: 0 });
       expect(a.jobs.map((j) => j.id)).toEqual(["k0", "k1"]);
       expect(a.ready).toBe(3);
+      expect(await lane.probe()).toBe(3);
       const b = await lane.reserve({ limit: 10, leaseMs, waitMs: 0 });
       expect(b.jobs.map((j) => j.id)).toEqual(["k2", "k3", "k4"]);
       expect(b.ready).toBe(0);
       expect(b.nextDueAt).toBeDefined();
+      expect(await lane.probe()).toBe(0);
       // A job handed back is handed out again only as a new start.
       expect(await lane.release([{ lock: b.jobs[0]?.lock as never, uncounted: true }])).toEqual([
         "ok",

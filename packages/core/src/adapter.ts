@@ -728,6 +728,14 @@ export interface Capabilities {
   rateLimit?: boolean;
   /** `NewJob.debounce` honoured by `put`, atomically (see JobDebounce). */
   debounce?: boolean;
+  /**
+   * `NewJob.group` handed to the backend as its own message group, served by the
+   * backend's rules rather than the round-robin and per-group concurrency of `groups`:
+   * SQS's MessageGroupId (FIFO queues: each group in order, no second receive of a group
+   * while one of its messages is in flight; standard queues: SQS fair queues, which keep a
+   * noisy group from delaying the others). A lane needs `groups` without `concurrency`.
+   */
+  messageGroups?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */

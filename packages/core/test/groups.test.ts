@@ -69,4 +69,57 @@ describe("fair groups", () => {
       ).toThrow(/lanes\[0\]\.groups\.concurrency/);
     }
   });
+
+  it("group and groupId together are a ConfigError naming groupId, nothing written", async () => {
+    const tl = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [{ name: "l", groups: {} }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const both = { group: "a", groupId: "b" };
+    await expect(tl.publish(task, {}, both)).rejects.toThrow(ConfigError);
+    await expect(tl.publish(task, {}, both)).rejects.toThrow(/groupId/);
+    await expect(tl.publishMany(task, [{ payload: {} }, { payload: {}, ...both }])).rejects.toThrow(
+      /items\[1\]\.groupId/,
+    );
+    expect(await tl.lane("l").counts()).toMatchObject({ waiting: 0 });
+  });
+});
+
+describe("message groups (an adapter whose backend groups messages itself, e.g. SQS)", () => {
+  /** The memory adapter, declaring the backend's message groups instead of fair groups. */
+  const messageGrouped = (): Adapter =>
+    bend(createMemoryAdapter(), {
+      name: "grouping",
+      caps: { groups: false, messageGroups: true },
+    });
+
+  it("a lane with groups and no concurrency takes jobs with a group, passed to the backend", async () => {
+    const tl = createTasklane({
+      adapter: messageGrouped(),
+      lanes: [{ name: "l", groups: {} }],
+      tasks: [task],
+    });
+    open.push(tl);
+    const { id } = await tl.publish(task, {}, { group: "acme" });
+    expect(await tl.lane("l").get(id)).toMatchObject({ group: "acme" });
+  });
+
+  it("a per-group concurrency is an UnsupportedError naming lanes[i].groups.concurrency", () => {
+    const make = () =>
+      createTasklane({
+        adapter: messageGrouped(),
+        lanes: [{ name: "k" }, { name: "l", groups: { concurrency: 2 } }],
+        tasks: [task],
+      });
+    expect(make).toThrow(UnsupportedError);
+    expect(make).toThrow(/lanes\[1\]\.groups\.concurrency/);
+  });
+
+  it("a job with a group on a lane without groups is still a ConfigError", async () => {
+    const tl = createTasklane({ adapter: messageGrouped(), lanes: [{ name: "l" }], tasks: [task] });
+    open.push(tl);
+    await expect(tl.publish(task, {}, { group: "acme" })).rejects.toThrow(/has no groups option/);
+  });
 });

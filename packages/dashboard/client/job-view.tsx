@@ -440,6 +440,12 @@ export function JobView(props: { lane: string; id: string }) {
                     </dd>
                   </div>
                 ) : null}
+                {j.group !== undefined ? (
+                  <div>
+                    <dt>Group</dt>
+                    <dd>{j.group}</dd>
+                  </div>
+                ) : null}
                 {j.tags !== undefined && j.tags.length > 0 ? (
                   <div>
                     <dt>Tags</dt>

@@ -174,6 +174,14 @@ export function LaneView(props: { lane: string }) {
             {lane.config.maxConcurrency === undefined
               ? ""
               : ` · at most ${lane.config.maxConcurrency} at once`}
+            {lane.config.rateLimit === undefined
+              ? ""
+              : ` · at most ${lane.config.rateLimit.max} started per ${fmtMs(lane.config.rateLimit.durationMs)}`}
+            {lane.config.groups === undefined
+              ? ""
+              : lane.config.groups.concurrency === undefined
+                ? " · fair groups"
+                : ` · fair groups, at most ${lane.config.groups.concurrency} at once each`}
           </p>
           <section class="tiles" aria-label={`Jobs in ${lane.name}`}>
             {shownStates(can).map((s) => (

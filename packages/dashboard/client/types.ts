@@ -58,6 +58,8 @@ export interface Lane {
     longPollMs: number;
     numIterations: number;
     maxConcurrency?: number;
+    rateLimit?: { max: number; durationMs: number };
+    groups?: { concurrency?: number };
     maxStalls: number;
     historyLimit: number;
   };
@@ -102,6 +104,8 @@ export interface JobSummary {
   error?: JobError;
   /** Capability tags. */
   tags?: string[];
+  /** Capability groups: its fair group. */
+  group?: string;
   /** When it expires unless started (capability expiry). */
   expiresAt?: number;
 }

@@ -64,6 +64,13 @@ const note = defineTask({
   run() {},
 });
 
+const tenantJob = defineTask({
+  name: "tenant-job",
+  lane: "tenants",
+  schema: z.object({ n: z.number() }),
+  run() {},
+});
+
 const hold = defineTask({
   name: "hold",
   lane: "high",
@@ -81,14 +88,15 @@ const answered501: string[] = [];
 beforeAll(async () => {
   tl = createTasklane({
     adapter: createMemoryAdapter(),
-    // "low" and "spare" have no worker: their jobs stay where the tests put them.
+    // "low", "spare" and "tenants" have no worker: their jobs stay where the tests put them.
     lanes: [
       { name: "high", priority: 100 },
       { name: "default", priority: 40 },
       { name: "low", priority: 5 },
       { name: "spare", priority: 1 },
+      { name: "tenants", priority: 1, rateLimit: { max: 5, durationMs: 1_000 }, groups: {} },
     ],
-    tasks: [resize, charge, note, hold],
+    tasks: [resize, charge, note, hold, tenantJob],
   });
   worker = tl.worker({ concurrency: 8, lanes: ["high", "default"], heartbeatMs: 100 });
   await worker.start();
@@ -148,6 +156,20 @@ describe("a job's page", () => {
     await waitForText(logs, (t) => t.includes("encoding as PNG"), "the last log line");
     expect(await logs.getByRole("row").count()).toBe(3);
     await screenshot(page, "operator-job");
+  });
+});
+
+describe("a lane's rate limit and fair groups", () => {
+  it("show on the lane's page, and a job's group on its page", async () => {
+    const { id } = await tl.publish(tenantJob, { n: 1 }, { group: "acme" });
+    const lanePage = await open("#/lanes/tenants");
+    await waitForText(
+      lanePage.locator(".config-line"),
+      (t) => t.includes("at most 5 started per 1.00 s · fair groups"),
+      "the lane's limits",
+    );
+    const page = await open(`#/job/tenants/${id}`);
+    await waitForText(page.locator("dl.facts"), (t) => t.includes("Groupacme"), "the group");
   });
 });
 

@@ -68,6 +68,7 @@ const jobSummaryShape = {
   finishedAt: epochMs.optional(),
   error: JobErrorSchema.optional(),
   tags: z.array(z.string()).optional().meta({ description: "Capability tags" }),
+  group: z.string().optional().meta({ description: "Its fair group (capability groups)" }),
   expiresAt: epochMs
     .optional()
     .meta({ description: "When the job expires unless it has started (capability expiry)" }),
@@ -176,6 +177,14 @@ export const LaneConfigSchema = z
     longPollMs: z.number().int(),
     numIterations: z.number().int(),
     maxConcurrency: z.number().int().optional(),
+    rateLimit: z
+      .object({ max: z.number().int(), durationMs: z.number().int() })
+      .optional()
+      .meta({ description: "At most max jobs started in any window of durationMs" }),
+    groups: z
+      .object({ concurrency: z.number().int().optional() })
+      .optional()
+      .meta({ description: "Fair groups: round-robin, at most concurrency per group at once" }),
     maxStalls: z.number().int(),
     historyLimit: z.number().int(),
   })
@@ -403,6 +412,21 @@ export const EnqueueBody = z
     runAt: epochMs.optional(),
     appData: z.unknown().optional().meta({ description: "Kale's app_data, ctx.appData" }),
     groupId: z.string().min(1).max(128).optional().meta({ description: "SQS FIFO message group" }),
+    group: z.string().min(1).max(128).optional().meta({
+      description: "Fair group, e.g. a tenant, on a lane with groups (capability groups)",
+    }),
+    debounce: z
+      .object({
+        key: z.string().min(1).max(128),
+        ms: z.number().int().min(1),
+        keep: z.enum(["last", "first"]).optional(),
+      })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          "Collapse publishes of one key within ms into one job: the last payload (keep last) or the first (capability debounce)",
+      }),
     tags: z
       .array(z.string().min(1).max(MAX_TAG_LENGTH))
       .max(MAX_TAGS)

@@ -56,6 +56,7 @@ export function summaryView(info: JobSummary, lane: string): JobSummaryView {
     view.error = { name, message, reason };
   }
   if (info.tags !== undefined) view.tags = info.tags;
+  if (info.group !== undefined) view.group = info.group;
   if (info.expiresAt !== undefined) view.expiresAt = info.expiresAt;
   return view;
 }
@@ -151,6 +152,8 @@ export function laneConfigView(lane: LaneHandle) {
     longPollMs: c.longPollMs,
     numIterations: c.numIterations,
     ...(c.maxConcurrency !== undefined ? { maxConcurrency: c.maxConcurrency } : {}),
+    ...(c.rateLimit !== undefined ? { rateLimit: { ...c.rateLimit } } : {}),
+    ...(c.groups !== undefined ? { groups: { ...c.groups } } : {}),
     maxStalls: c.maxStalls,
     historyLimit: c.historyLimit,
   };

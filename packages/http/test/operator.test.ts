@@ -162,6 +162,90 @@ describe("enqueue with tags and expiry", () => {
   });
 });
 
+describe("fair groups, rate limits and debounce", () => {
+  const job = defineTask({
+    name: "tenant-job",
+    lane: "tenants",
+    schema: z.object({ n: z.number() }),
+    run() {},
+  });
+  let tl2: Tasklane;
+  let srv2: TestServer;
+  beforeEach(async () => {
+    tl2 = createTasklane({
+      adapter: createMemoryAdapter(),
+      lanes: [
+        { name: "tenants", groups: { concurrency: 2 }, rateLimit: { max: 5, durationMs: 1_000 } },
+        { name: "low" },
+      ],
+      tasks: [job, note],
+    });
+    srv2 = await serve({ tasklane: tl2, authorize: () => "write" });
+  });
+  afterEach(async () => {
+    await srv2.close();
+    await tl2.close();
+  });
+
+  it("shows a lane's rate limit and groups, and a job's group", async () => {
+    const lane = await call(`${srv2.url}/lanes/tenants`);
+    expect(lane.body.config).toMatchObject({
+      rateLimit: { max: 5, durationMs: 1_000 },
+      groups: { concurrency: 2 },
+    });
+    expect((await call(`${srv2.url}/lanes/low`)).body.config).not.toHaveProperty("rateLimit");
+    const created = await call(`${srv2.url}/tasks/tenant-job/jobs`, {
+      method: "POST",
+      body: { payload: { n: 1 }, group: "acme" },
+    });
+    expect(created.status).toBe(201);
+    expect(await tl2.lane("tenants").get(created.body.id as string)).toMatchObject({
+      group: "acme",
+    });
+    const detail = await call(`${srv2.url}/lanes/tenants/jobs/${created.body.id}`);
+    expect(detail.body).toMatchObject({ group: "acme", state: "waiting" });
+    const listed = await ndjson(`${srv2.url}/lanes/tenants/jobs?state=waiting`);
+    expect(listed.map((j) => j.group)).toEqual(["acme"]);
+  });
+
+  it("debounces by key: one job, the later publish answered 200 debounced with its id", async () => {
+    const post = (n: number) =>
+      call(`${srv2.url}/tasks/tenant-job/jobs`, {
+        method: "POST",
+        body: { payload: { n }, debounce: { key: "user-7", ms: 60_000 } },
+      });
+    const first = await post(1);
+    expect(first).toMatchObject({ status: 201, body: { status: "created" } });
+    const second = await post(2);
+    expect(second).toMatchObject({ status: 200, body: { status: "debounced", id: first.body.id } });
+    expect(await tl2.lane("tenants").counts()).toMatchObject({ waiting: 0, delayed: 1 });
+    // keep "last" (the default): the stored job has the last payload.
+    const stored = await tl2.lane("tenants").get(first.body.id as string);
+    expect(JSON.parse(stored?.payload as string)).toEqual({ n: 2 });
+  });
+
+  it("refuses a bad group or debounce with 400 naming the field, storing nothing", async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ["note", { group: "acme" }, "group"], // lane "low" has no groups option
+      ["tenant-job", { group: "" }, "group"],
+      ["tenant-job", { debounce: { key: "k", ms: 0 } }, "debounce.ms"],
+      ["tenant-job", { debounce: { key: "", ms: 10 } }, "debounce.key"],
+      ["tenant-job", { debounce: { key: "k", ms: 10, keep: "middle" } }, "debounce.keep"],
+      ["tenant-job", { debounce: { key: "k", ms: 10, extra: 1 } }, "debounce.extra"],
+    ];
+    for (const [task, extra, field] of cases) {
+      const answer = await call(`${srv2.url}/tasks/${task}/jobs`, {
+        method: "POST",
+        body: { payload: { n: 1 }, ...extra },
+      });
+      expect(answer.status, JSON.stringify(extra)).toBe(400);
+      expect(answer.body, JSON.stringify(extra)).toMatchObject({ field });
+    }
+    expect(await tl2.lane("tenants").counts()).toMatchObject({ waiting: 0, delayed: 0 });
+    expect(await tl2.lane("low").counts()).toMatchObject({ waiting: 0, delayed: 0 });
+  });
+});
+
 describe("searching a lane's jobs", () => {
   it("filters by task, tag, errorName and time, over every state without one", async () => {
     const failed = await failSome(["TypeError", "RangeError", "TypeError"]);

@@ -44,7 +44,10 @@ beforeAll(async () => {
   tl = createTasklane({
     adapter: createSqsAdapter({ client }),
     namespace: `h${randomUUID().slice(0, 8)}`,
-    lanes: [{ name: "default", leaseMs: 30_000 }, { name: "low" }],
+    lanes: [
+      { name: "default", leaseMs: 30_000 },
+      { name: "low", groups: {} },
+    ],
     tasks: [sendEmail, alwaysFails, report],
   });
   srv = await serve({ tasklane: tl, basePath: "/ops", authorize: () => "write" });
@@ -101,6 +104,12 @@ describe("on SQS", () => {
       ["POST", "/lanes/default/jobs/retry", { filter: { state: "failed" } }, "list"],
       ["GET", "/events?source=backend", undefined, "subscribe"],
       ["POST", "/tasks/report/jobs", { payload: { day: "c" }, jobId: "same-id-twice" }, "dedup"],
+      [
+        "POST",
+        "/tasks/report/jobs",
+        { payload: { day: "c" }, debounce: { key: "k", ms: 1_000 } },
+        "debounce",
+      ],
     ];
     for (const [method, path, body, capability] of cases) {
       const answer = await call(`${srv.url}${path}`, { method, body });
@@ -109,6 +118,19 @@ describe("on SQS", () => {
       expect(answer.body.message).toContain("The sqs adapter does not support");
     }
     expect(await tl.lane("low").counts()).toEqual(before);
+  });
+
+  it("takes a group as SQS's message group on a lane with groups, 400 on one without", async () => {
+    const grouped = await call(`${srv.url}/tasks/report/jobs`, {
+      method: "POST",
+      body: { payload: { day: "g" }, group: "acme" },
+    });
+    expect(grouped).toMatchObject({ status: 201, body: { status: "created", lane: "low" } });
+    const refused = await call(`${srv.url}/tasks/send-email/jobs`, {
+      method: "POST",
+      body: { payload: { to: "ada@example.com", subject: "hi" }, group: "acme" },
+    });
+    expect(refused).toMatchObject({ status: 400, body: { field: "group" } });
   });
 
   it("publishes through the enqueue endpoint", async () => {

@@ -1,8 +1,9 @@
 -- tasklane: probe — how many due jobs a reserve could take now (after promoting due jobs and
 -- reclaiming expired leases, as reserve does first; at most BUDGET of each per call, so
 -- due delayed jobs left over are counted too).
--- KEYS: the eighteen lane keys (see _common.lua)
--- ARGV: common 1..6
+-- KEYS: the eighteen lane keys (see _common.lua); on a lane with a rate limit also KEYS[19],
+--   its log of starts (as reserve's)
+-- ARGV: common 1..6; on a lane with a rate limit ARGV[7] its max, ARGV[8] its durationMs
 -- Returns: the number of jobs.
 
 maintain()
@@ -10,4 +11,10 @@ flushAll()
 if meta.paused then return 0 end
 local n = waitingCount() + redis.call("ZCOUNT", KD, "-inf", NOW)
 if MAX_CONC > 0 then n = math.max(0, math.min(n, MAX_CONC - redis.call("ZCARD", KA))) end
+-- A full window lets nothing start, so a selector must not count it as ready (reserve
+-- prunes the log; read-only here: the starts inside (NOW - durationMs, NOW]).
+if KEYS[19] then
+  local inWindow = redis.call("ZCOUNT", KEYS[19], "(" .. (NOW - tonumber(ARGV[8])), "+inf")
+  n = math.max(0, math.min(n, tonumber(ARGV[7]) - inWindow))
+end
 return n

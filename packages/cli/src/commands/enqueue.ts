@@ -25,6 +25,13 @@ export interface EnqueueOptions {
   expiresIn?: number;
   /** epoch ms */
   expiresAt?: number;
+  /** Fair group (capability groups). */
+  group?: string;
+  /** Debounce key (capability debounce), with `window`. */
+  debounce?: string;
+  /** ms: the debounce window. */
+  window?: number;
+  keep?: "last" | "first";
 }
 
 /** Accepts any JSON value: the stand-in schema of a task the CLI has no definition of. */
@@ -69,6 +76,14 @@ export async function enqueue(
   }
   if (options.expiresIn !== undefined && options.expiresAt !== undefined) {
     throw new UsageError("--expires-in", "give --expires-in or --expires-at, not both");
+  }
+  if ((options.debounce === undefined) !== (options.window === undefined)) {
+    const [flag, other] =
+      options.debounce === undefined ? ["--window", "--debounce"] : ["--debounce", "--window"];
+    throw new UsageError(flag, `needs ${other}`);
+  }
+  if (options.keep !== undefined && options.debounce === undefined) {
+    throw new UsageError("--keep", "needs --debounce");
   }
   if (options.jobId !== undefined && (options.jobId.length === 0 || options.jobId.length > 128)) {
     throw new UsageError("--job-id", "must be 1 to 128 characters");
@@ -116,6 +131,20 @@ export async function enqueue(
     const flag = options.expiresIn !== undefined ? "--expires-in" : "--expires-at";
     throw new UnsupportedError(adapter.name, "job expiry (capability expiry)", `${flag} needs it`);
   }
+  if (
+    options.group !== undefined &&
+    !adapter.capabilities.groups &&
+    !adapter.capabilities.messageGroups
+  ) {
+    throw new UnsupportedError(adapter.name, "fair groups (capability groups)", "--group needs it");
+  }
+  if (options.debounce !== undefined && !adapter.capabilities.debounce) {
+    throw new UnsupportedError(
+      adapter.name,
+      "debounce (capability debounce)",
+      "--debounce needs it",
+    );
+  }
   const publishOptions: PublishOptions = {};
   if (options.jobId !== undefined) publishOptions.jobId = options.jobId;
   if (options.delay !== undefined) publishOptions.delayMs = options.delay;
@@ -126,11 +155,19 @@ export async function enqueue(
   if (options.tag !== undefined) publishOptions.tags = options.tag;
   if (options.expiresIn !== undefined) publishOptions.expiresInMs = options.expiresIn;
   if (options.expiresAt !== undefined) publishOptions.expiresAt = options.expiresAt;
+  if (options.group !== undefined) publishOptions.group = options.group;
+  if (options.debounce !== undefined && options.window !== undefined) {
+    publishOptions.debounce = { key: options.debounce, ms: options.window };
+    if (options.keep !== undefined) publishOptions.debounce.keep = options.keep;
+  }
   const result = await session.tl.publish(task, payload, publishOptions);
   const record = { id: result.id, status: result.status, lane: task.lane, task: task.name };
   if (ctx.json) await ctx.out.json(record);
   else if (result.status === "created") {
     await ctx.out.line(`created job ${result.id} in lane ${task.lane}`);
+  } else if (result.status === "debounced") {
+    const kept = options.keep === "first" ? "its payload kept" : "its payload replaced";
+    await ctx.out.line(`debounced into job ${result.id} in lane ${task.lane} (${kept})`);
   } else {
     await ctx.out.line(
       `duplicate: job ${result.id} already exists in lane ${task.lane} (nothing written)`,

@@ -141,7 +141,17 @@ function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, LaneConf
       throw new UnsupportedError(adapter.name, "maxConcurrency", `lanes[${i}].maxConcurrency`);
     }
     if (config.groups !== undefined && !adapter.capabilities.groups) {
-      throw new UnsupportedError(adapter.name, "fair groups (groups)", `lanes[${i}].groups`);
+      // The backend's own message groups serve groups by its rules: no concurrency to set.
+      if (!adapter.capabilities.messageGroups) {
+        throw new UnsupportedError(adapter.name, "fair groups (groups)", `lanes[${i}].groups`);
+      }
+      if (config.groups.concurrency !== undefined) {
+        throw new UnsupportedError(
+          adapter.name,
+          "a per-group concurrency (groups; its message groups are served by the backend)",
+          `lanes[${i}].groups.concurrency`,
+        );
+      }
     }
     if (config.rateLimit !== undefined && adapter.capabilities.rateLimit !== true) {
       throw new UnsupportedError(adapter.name, "rateLimit", `lanes[${i}].rateLimit`);

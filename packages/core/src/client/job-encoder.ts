@@ -205,7 +205,17 @@ export function createJobEncoder(
     if (appData !== undefined) job.appData = appData;
     if (runAt !== undefined && runAt > now) job.runAt = runAt;
     if (opts.groupId !== undefined) job.groupId = opts.groupId;
-    if (opts.group !== undefined) job.group = checkGroup(task, opts.group, index);
+    if (opts.group !== undefined) {
+      // On SQS both would name the message group: one option, not a silent choice.
+      if (opts.groupId !== undefined) {
+        throw new ConfigError(
+          fieldOf(index, "groupId"),
+          opts.groupId,
+          "give group or groupId, not both",
+        );
+      }
+      job.group = checkGroup(task, opts.group, index);
+    }
     if (opts.tags !== undefined) {
       const tags = checkTags(opts.tags, index);
       if (tags.length > 0) job.tags = tags;
@@ -221,7 +231,7 @@ export function createJobEncoder(
     if (typeof group !== "string" || group.length === 0 || group.length > 128) {
       throw new ConfigError(field, group, "must be a string of 1-128 characters");
     }
-    if (!adapter.capabilities.groups)
+    if (!adapter.capabilities.groups && !adapter.capabilities.messageGroups)
       throw new UnsupportedError(adapter.name, "fair groups (groups)", field);
     if (!grouped(task.lane)) {
       throw new ConfigError(field, group, `lane "${task.lane}" has no groups option`);

@@ -75,10 +75,20 @@ export function registerTaskRoutes(app: App, ctx: ApiContext, basePath: string):
       if (body.groupId !== undefined) options.groupId = body.groupId;
       // Checked here rather than left to core, so the 501 names the capability.
       if (body.tags !== undefined && body.tags.length > 0) ctx.require("tags", "tagging jobs");
+      // SQS takes a group as its own message group (capability messageGroups).
+      if (body.group !== undefined && tl.adapter.capabilities.messageGroups !== true) {
+        ctx.require("groups", "fair groups");
+      }
+      if (body.debounce !== undefined) ctx.require("debounce", "debounced publishing");
       if (body.expiresInMs !== undefined || body.expiresAt !== undefined) {
         ctx.require("expiry", "jobs that expire");
       }
       if (body.tags !== undefined) options.tags = body.tags;
+      if (body.group !== undefined) options.group = body.group;
+      if (body.debounce !== undefined) {
+        const { key, ms, keep } = body.debounce;
+        options.debounce = keep === undefined ? { key, ms } : { key, ms, keep };
+      }
       if (body.expiresInMs !== undefined) options.expiresInMs = body.expiresInMs;
       if (body.expiresAt !== undefined) options.expiresAt = body.expiresAt;
       const result = await tl.publish(task, body.payload as never, options);
