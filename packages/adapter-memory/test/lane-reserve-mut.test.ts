@@ -37,6 +37,15 @@ describe("reserve", () => {
     expect(jobs[1]).toMatchObject({ id: "b", appData: "x", traceContext: "t" });
   });
 
+  it("a long poll that finds jobs answers with them at once", async () => {
+    const { lane } = await setup();
+    await lane.put([job("a")]);
+    const p = lane.reserve({ ...now, waitMs: 60_000 });
+    expect(await waitingPolls(lane)).toBe(0);
+    const { jobs, ready } = await p;
+    expect([ids(jobs), ready]).toEqual([["a"], 0]);
+  });
+
   it("a reserve with limit 0 answers at once instead of long polling", async () => {
     const { lane } = await setup();
     await lane.put([job("a")]);
