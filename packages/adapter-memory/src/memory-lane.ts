@@ -518,7 +518,10 @@ export class MemoryLaneImpl implements MemoryLane {
    */
   private rateOpenAt(now: number): number {
     const limit = this.rateLimit;
-    if (limit === undefined || this.ready.size === 0 || this.paused) {
+    if (limit === undefined || this.paused) return Number.POSITIVE_INFINITY;
+    // A grouped lane keeps its waiting jobs in `grouped`, not in `ready`.
+    const grouped = this.grouped;
+    if ((grouped === undefined ? this.ready.size : grouped.size) === 0) {
       return Number.POSITIVE_INFINITY;
     }
     const room = this.rateRoom(now);

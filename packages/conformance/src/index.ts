@@ -18,6 +18,7 @@ import { registerGroupTests } from "./group-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
 import { type KnownDefect, type ModelSuiteOptions, runModelSuite } from "./model-suite.ts";
+import { registerGroupedRateLimitTests } from "./mt1-tests.ts";
 import { registerOperatorTests } from "./operator-tests.ts";
 import type { ConformanceOptions } from "./options.ts";
 import { mostStartsInAWindow, registerRateLimitTests } from "./rate-limit-tests.ts";
@@ -54,5 +55,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerGroupTests(harness, options);
     registerRateLimitTests(harness, options);
     registerDebounceTests(harness, options);
+    registerGroupedRateLimitTests(harness, options);
   });
 }
