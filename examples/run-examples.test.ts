@@ -372,6 +372,34 @@ describe("examples/operator.ts", () => {
   });
 });
 
+/**
+ * An example that runs to its end on memory and on a real redis-server: `what` names the
+ * test, `expectTour` checks its output lines.
+ */
+function tourOnMemoryAndRedis(script: string, what: string, expectTour: (lines: string[]) => void) {
+  it(`${what} on memory, then exits 0`, async () => {
+    const tour = runExample(script, { TASKLANE_ADAPTER: "", TASKLANE_BACKEND: "" });
+    expect(await finished(tour)).toEqual({ code: 0, signal: null });
+    expectTour(tour.lines);
+  }, 60_000);
+
+  describe("on Redis", () => {
+    let server: RedisServer;
+    beforeAll(async () => {
+      server = await startRedis();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it(`${what}, then exits 0`, async () => {
+      const tour = runExample(script, { TASKLANE_ADAPTER: "redis", REDIS_URL: server.url });
+      expect(await finished(tour)).toEqual({ code: 0, signal: null });
+      expectTour(tour.lines);
+    }, 60_000);
+  });
+}
+
 describe("examples/schedules.ts", () => {
   const expectTour = (lines: string[]) => {
     const runs = lines.flatMap((l) => {
@@ -387,30 +415,7 @@ describe("examples/schedules.ts", () => {
     expect(lines.at(-1)).toBe("done: three runs, one per slot");
   };
 
-  it("runs a schedule three times on memory, then exits 0", async () => {
-    const tour = runExample("example:schedules", { TASKLANE_ADAPTER: "", TASKLANE_BACKEND: "" });
-    expect(await finished(tour)).toEqual({ code: 0, signal: null });
-    expectTour(tour.lines);
-  }, 60_000);
-
-  describe("on Redis", () => {
-    let server: RedisServer;
-    beforeAll(async () => {
-      server = await startRedis();
-    });
-    afterAll(async () => {
-      await server?.stop();
-    });
-
-    it("runs a schedule three times, then exits 0", async () => {
-      const tour = runExample("example:schedules", {
-        TASKLANE_ADAPTER: "redis",
-        REDIS_URL: server.url,
-      });
-      expect(await finished(tour)).toEqual({ code: 0, signal: null });
-      expectTour(tour.lines);
-    }, 60_000);
-  });
+  tourOnMemoryAndRedis("example:schedules", "runs a schedule three times", expectTour);
 });
 
 describe("examples/rate-and-debounce.ts", () => {
@@ -428,25 +433,5 @@ describe("examples/rate-and-debounce.ts", () => {
     expect(lines.at(-1)).toBe("done: 8 publishes, 2 runs; 4 starts a window");
   };
 
-  it("debounces and rate-limits on memory, then exits 0", async () => {
-    const tour = runExample("example:rate", { TASKLANE_ADAPTER: "", TASKLANE_BACKEND: "" });
-    expect(await finished(tour)).toEqual({ code: 0, signal: null });
-    expectTour(tour.lines);
-  }, 60_000);
-
-  describe("on Redis", () => {
-    let server: RedisServer;
-    beforeAll(async () => {
-      server = await startRedis();
-    });
-    afterAll(async () => {
-      await server?.stop();
-    });
-
-    it("debounces and rate-limits, then exits 0", async () => {
-      const tour = runExample("example:rate", { TASKLANE_ADAPTER: "redis", REDIS_URL: server.url });
-      expect(await finished(tour)).toEqual({ code: 0, signal: null });
-      expectTour(tour.lines);
-    }, 60_000);
-  });
+  tourOnMemoryAndRedis("example:rate", "debounces and rate-limits", expectTour);
 });

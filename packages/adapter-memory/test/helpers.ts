@@ -1,4 +1,4 @@
-import type { LaneStore, LaneStoreOptions, NewJob } from "@tasklane/core/adapter";
+import type { LaneStore, LaneStoreOptions, NewJob, ReserveResult } from "@tasklane/core/adapter";
 import { createManualClock, createMemoryAdapter, type MemoryAdapterOptions } from "../src/index.ts";
 import type { MemoryLaneImpl } from "../src/memory-lane.ts";
 
@@ -33,3 +33,12 @@ export const now = { limit: 100, leaseMs: 30_000, waitMs: 0 };
 /** The conformance suites' `waitingPolls`: the lane's own list of waiting long polls. */
 export const waitingPolls = async (lane: LaneStore): Promise<number> =>
   (lane as MemoryLaneImpl).waitingPolls;
+
+/** Track a promise so a test can ask whether it settled yet. */
+export function track(p: Promise<ReserveResult>) {
+  const state: { result: ReserveResult | undefined } = { result: undefined };
+  void p.then((r) => {
+    state.result = r;
+  });
+  return state;
+}

@@ -1,20 +1,11 @@
 import { ClosedError, ConfigError, flushAsync, type ManualClock } from "@tasklane/core";
-import type { JobError, JobInfo, ReserveResult } from "@tasklane/core/adapter";
+import type { JobError, JobInfo } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import type { MemoryLane } from "../src/index.ts";
-import { job, now, START, setup } from "./helpers.ts";
+import { job, now, START, setup, track } from "./helpers.ts";
 
 const boom: JobError = { name: "Error", message: "boom", reason: "error" };
 const poll = { limit: 10, leaseMs: 30_000, waitMs: 60_000 };
-
-/** Track a promise so a test can ask whether it settled yet. */
-function track(p: Promise<ReserveResult>) {
-  const state: { result: ReserveResult | undefined } = { result: undefined };
-  void p.then((r) => {
-    state.result = r;
-  });
-  return state;
-}
 
 async function ids(iterable: AsyncIterable<JobInfo>): Promise<string[]> {
   const out: string[] = [];

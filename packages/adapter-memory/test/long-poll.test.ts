@@ -1,18 +1,8 @@
 import { flushAsync } from "@tasklane/core";
-import type { ReserveResult } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
-import { job, START, setup } from "./helpers.ts";
+import { job, START, setup, track } from "./helpers.ts";
 
 const poll = { limit: 10, leaseMs: 30_000, waitMs: 20_000 };
-
-/** Track a promise so a test can ask whether it settled yet. */
-function track(p: Promise<ReserveResult>) {
-  const state: { result: ReserveResult | undefined } = { result: undefined };
-  void p.then((r) => {
-    state.result = r;
-  });
-  return state;
-}
 
 describe("long-poll reserve", () => {
   it("is woken by a put", async () => {
