@@ -177,6 +177,21 @@ describe("failure groups and retention", () => {
   }
 });
 
+describe("a job that leaves the lane leaves nothing behind", () => {
+  it("deleting or retention-dropping a job with extras forgets its extras", async () => {
+    const { lane } = await setup({ retention: { succeeded: { maxCount: 0 } } });
+    const extras = (lane as unknown as { extras: { map: Map<unknown, unknown> } }).extras.map;
+    await lane.put([job("a", { tags: ["x"] }), job("b", { tags: ["y"] })]);
+    expect(extras.size).toBe(2);
+    expect(await lane.delete(["a"])).toBe(1);
+    expect(extras.size).toBe(1);
+    const { jobs } = await lane.reserve(now);
+    await lane.ack(jobs.map((j) => j.lock));
+    expect(await lane.get("b")).toBeUndefined();
+    expect(extras.size).toBe(0);
+  });
+});
+
 describe("history", () => {
   it("keeps the last historyLimit events", async () => {
     const { lane } = await setup({ historyLimit: 2 });
