@@ -94,6 +94,20 @@ describe("memory adapter: closed", () => {
   });
 });
 
+describe("memory adapter: subscribe", () => {
+  it("a subscriber sees no event of an operation made before it subscribed", async () => {
+    const { adapter, lane } = await setup();
+    const events: string[] = [];
+    // the put's event is due in a microtask; the subscription comes before that
+    const put = lane.put([job("a")]);
+    await adapter.subscribe((e) => events.push(`${e.type} ${e.jobId}`));
+    await put;
+    await lane.put([job("b")]);
+    await Promise.resolve();
+    expect(events).toEqual(["published b"]);
+  });
+});
+
 describe("memory adapter: watch", () => {
   it("refuses jobs that are not an array, naming the field", async () => {
     const { adapter } = await setup();
