@@ -1,17 +1,7 @@
 import type { JobFinishedEvent, JobRef, WorkerRegistration } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { createManualClock, createMemoryAdapter, type MemoryAdapterOptions } from "../src/index.ts";
-import { job, now, START, setup } from "./helpers.ts";
-
-/** The error a call threw (or the rejection of the promise it returned). */
-async function errorOf(fn: () => unknown): Promise<Record<string, unknown>> {
-  try {
-    await fn();
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error("expected an error");
-}
+import { errorOf, job, now, START, setup } from "./helpers.ts";
 
 function worker(id: string, startedAt: number): WorkerRegistration {
   return {

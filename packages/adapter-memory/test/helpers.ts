@@ -42,3 +42,13 @@ export function track(p: Promise<ReserveResult>) {
   });
   return state;
 }
+
+/** The error a call threw (or the rejection of the promise it returned). */
+export async function errorOf(fn: () => unknown): Promise<Record<string, unknown>> {
+  try {
+    await fn();
+  } catch (err) {
+    return err as Record<string, unknown>;
+  }
+  throw new Error("expected an error");
+}

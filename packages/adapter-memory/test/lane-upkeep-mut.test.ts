@@ -1,19 +1,9 @@
 import { getEventListeners } from "node:events";
 import type { ReserveResult } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
-import { job, now, START, setup } from "./helpers.ts";
+import { errorOf, job, now, START, setup } from "./helpers.ts";
 
 const DAY_MS = 86_400_000;
-
-/** The error a call threw (or the rejection of the promise it returned). */
-async function errorOf(fn: () => unknown): Promise<Record<string, unknown>> {
-  try {
-    await fn();
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error("expected an error");
-}
 
 /** The (event, detail) pairs of a job's history. */
 async function events(lane: Awaited<ReturnType<typeof setup>>["lane"], id: string) {
