@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
 import { registerDebounceTests } from "./debounce-tests.ts";
+import { registerFlowTests } from "./flow-tests.ts";
 import { registerGroupTests } from "./group-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
 import { registerLaneTests } from "./lane-tests.ts";
@@ -54,5 +55,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerGroupTests(harness, options);
     registerRateLimitTests(harness, options);
     registerDebounceTests(harness, options);
+    registerFlowTests(harness, options);
   });
 }
