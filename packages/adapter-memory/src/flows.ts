@@ -28,7 +28,11 @@ export function putFlow(
     const lane = (items[i] as FlowItem).lane;
     const own = lanes.get(lane?.name);
     if (own === undefined || own !== lane) {
-      throw new ConfigError(`items[${i}].lane`, lane?.name, "must be a lane of this memory adapter");
+      throw new ConfigError(
+        `items[${i}].lane`,
+        lane?.name,
+        "must be a lane of this memory adapter",
+      );
     }
     return own;
   };
@@ -91,7 +95,12 @@ export function putFlow(
       depLinks.dependents.push({ links, index });
       (links.deps?.[index] as { task?: string }).task = depRec.task;
       const state = depRec.state;
-      if (state === "succeeded" || state === "failed" || state === "canceled" || state === "expired") {
+      if (
+        state === "succeeded" ||
+        state === "failed" ||
+        state === "canceled" ||
+        state === "expired"
+      ) {
         // Ended before it was depended upon: counted now, as its end would have been.
         const result = state === "succeeded" ? depLane.resultOf(depRec) : undefined;
         lane.dependencyEnded(links, index, state, result, now);

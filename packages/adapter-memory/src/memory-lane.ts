@@ -38,10 +38,10 @@ import {
   type CancelResult,
   type ChangeResult,
   type Clock,
-  type DependencyView,
   ClosedError,
   ConfigError,
   type DayStats,
+  type DependencyView,
   dayOf,
   emptyDayStats,
   type FailureGroup,
@@ -149,7 +149,6 @@ export interface AdapterShared {
   /** The lanes of this adapter, to check a move's target. */
   readonly lanes: ReadonlyMap<string, MemoryLaneImpl>;
 }
-
 
 /** The lifecycle event each history entry reports (see LifecycleEventType). */
 const LIFECYCLE: Partial<Record<JobEvent["event"], LifecycleEventType>> = {
@@ -1331,7 +1330,9 @@ export class MemoryLaneImpl implements MemoryLane {
       if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
     }
     const links = this.linksOf(rec);
-    links.deps = deps.map((d): DependencyView => ({ lane: d.lane, id: d.id, onFailure: d.onFailure }));
+    links.deps = deps.map(
+      (d): DependencyView => ({ lane: d.lane, id: d.id, onFailure: d.onFailure }),
+    );
     links.open = deps.length;
     this.note(rec, now, "published");
   }

@@ -110,9 +110,9 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
       const held = await h.reserveAll(lane, 2, 50 * h.unit);
       const heldBad = held.find((j) => j.id === bad.id) as ReservedJob;
       const heldGood = held.find((j) => j.id === good.id) as ReservedJob;
-      expect(await lane.nack([{ lock: heldBad.lock, dead: true, error: deadError("boom") }])).toEqual(
-        ["ok"],
-      );
+      expect(
+        await lane.nack([{ lock: heldBad.lock, dead: true, error: deadError("boom") }]),
+      ).toEqual(["ok"]);
       const info = (await method(lane, "get")(parent.id)) as JobInfo;
       expect(info.state).toBe("failed");
       expect(info.attempt).toBe(0);
@@ -472,7 +472,12 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
     it("tl.flow: a bad child payload (nested) writes nothing", async (ctx) => {
       const h = get();
       need(h.caps, ctx, "flows");
-      const leaf = defineTask({ name: "leaf", lane: "a", schema: z.object({ n: z.number() }), run: () => {} });
+      const leaf = defineTask({
+        name: "leaf",
+        lane: "a",
+        schema: z.object({ n: z.number() }),
+        run: () => {},
+      });
       const root = defineTask({ name: "root", lane: "a", schema: z.object({}), run: () => {} });
       const tl = h.client({ lanes: [{ name: "a" }], tasks: [leaf, root] });
       open.push(tl);

@@ -207,9 +207,7 @@ async function checkInvariants(m: RunState, r: Real): Promise<void> {
   expect(
     { ...counts, expired: counts.expired ?? 0, blocked: counts.blocked ?? 0 },
     "counts() after the command",
-  ).toEqual(
-    m.model.counts(),
-  );
+  ).toEqual(m.model.counts());
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   expect(total, "counts sum to the jobs the model knows").toBe(m.model.jobs.size);
   expect(await r.lane.probe(), "probe() after the command").toBe(m.model.takeable());
