@@ -182,6 +182,9 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     rateLimit: false,
     // A sent message cannot be found by key, nor its body replaced, before it is received.
     debounce: false,
+    // A job waiting for others would need a message that is not received until they
+    // end, and an end counted once across consumers: no putFlow.
+    flows: false,
   };
 }
 
