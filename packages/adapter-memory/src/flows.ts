@@ -37,7 +37,18 @@ export function putFlow(
     return own;
   };
   const itemLanes = items.map((_, i) => laneOf(i));
-  for (const lane of new Set(itemLanes)) lane.prepareFlow(now);
+  // Time applied first in every lane involved, the dependencies' too: a dependency whose
+  // lease or expiry has run out is seen where it now is.
+  const involved = new Set(itemLanes);
+  for (const item of items) {
+    const deps = item.job?.dependsOn;
+    if (!Array.isArray(deps)) continue;
+    for (const dep of deps) {
+      const lane = lanes.get(dep?.lane);
+      if (lane !== undefined) involved.add(lane);
+    }
+  }
+  for (const lane of involved) lane.prepareFlow(now);
   // "<lane>\n<id>" → the item's index
   const batch = new Map<string, number>();
   const added = new Map<MemoryLaneImpl, number>();
@@ -93,7 +104,8 @@ export function putFlow(
       const depLinks = depLane.linksOf(depRec);
       depLinks.dependents ??= [];
       depLinks.dependents.push({ links, index });
-      (links.deps?.[index] as { task?: string }).task = depRec.task;
+      const entry = links.deps?.[index];
+      if (entry !== undefined) entry.task = depRec.task;
       const state = depRec.state;
       if (
         state === "succeeded" ||
