@@ -342,6 +342,36 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
       expect(await state(lane, parent.id)).toBe("canceled");
     });
 
+    it("a parent with a later runAt is delayed until then once its children ended; one whose expiry passes while blocked expires", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "flows", "get", "expiry");
+      const lane = await h.freshLane();
+      const child = h.job({ priority: 1 });
+      const runAt = h.now() + 20 * h.unit;
+      const later = h.job({ runAt, dependsOn: [dep(lane, child)] });
+      const slowChild = h.job({ priority: -1 });
+      const expiring = h.job({
+        expiresAt: h.now() + 3 * h.unit,
+        dependsOn: [dep(lane, slowChild)],
+      });
+      await putFlow(h, [
+        { lane, job: child },
+        { lane, job: later },
+        { lane, job: slowChild },
+        { lane, job: expiring },
+      ]);
+      const held = await takeOne(h, lane, child.id);
+      await lane.ack([held.lock]);
+      expect(await state(lane, later.id)).toBe("delayed");
+      expect((await method(lane, "get")(later.id))?.runAt).toBe(runAt);
+      await h.waitFor(
+        async () => (await state(lane, expiring.id)) === "expired",
+        "the blocked job's expiry",
+      );
+      // its child is not touched
+      expect(await state(lane, slowChild.id)).toBe("waiting");
+    });
+
     it("nested: a grandchild ends, its parent runs, then the root", async (ctx) => {
       const h = get();
       need(h.caps, ctx, "flows", "get");
