@@ -41,7 +41,10 @@ describe("flows, random operations against a model", () => {
        * Children by id: their lane, how they ended (undefined while pending: again after a
        * retry) and who waits for them.
        */
-      const children = new Map<string, { lane: string; end?: string; waiters: string[] }>();
+      const children = new Map<
+        string,
+        { lane: string; end: string | undefined; waiters: string[] }
+      >();
       let n = 0;
 
       const apply = (childId: string, end: string) => {
@@ -81,7 +84,7 @@ describe("flows, random operations against a model", () => {
           }
           const cid = `c${n++}`;
           const cl = pick(LANES);
-          children.set(cid, { lane: cl, waiters: [] });
+          children.set(cid, { lane: cl, end: undefined, waiters: [] });
           items.push({ lane: lane(cl), job: job(cid, { priority: Math.floor(random() * 3) }) });
           deps.push({ lane: cl, id: cid, policy: pick(POLICIES) });
         }
