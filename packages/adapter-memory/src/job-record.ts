@@ -57,8 +57,8 @@ export class JobRecord extends ListNode {
   /** Lease end of the current reservation (meaningful while active). */
   expiresAt = 0;
   /**
-   * Start of the current reservation while active (run-time stats); while delayed, when
-   * it became delayed (its `changedAt`): a delayed job has no reservation to time.
+   * Start of the current reservation while active (run-time stats); while delayed or
+   * blocked, when it entered the state (its `changedAt`): it has no reservation to time.
    */
   reservedAt = 0;
   finishedAt: number | undefined = undefined;

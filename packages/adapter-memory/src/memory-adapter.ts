@@ -8,6 +8,8 @@ import {
   ConfigError,
   clockSchema,
   count,
+  type FlowItem,
+  type FlowPutResult,
   fullCapabilities,
   type JobFinishedEvent,
   type JobRef,
@@ -19,6 +21,7 @@ import {
   type WorkerRegistration,
 } from "@tasklane/core/adapter";
 import { z } from "zod";
+import { putFlow } from "./flows.ts";
 import { type AdapterShared, type MemoryLane, MemoryLaneImpl } from "./memory-lane.ts";
 
 export interface MemoryAdapterOptions {
@@ -48,6 +51,7 @@ export interface MemoryAdapter extends Adapter {
   registerWorker(worker: WorkerRegistration, ttlMs: number): Promise<void>;
   deregisterWorker(id: string): Promise<void>;
   workers(): Promise<WorkerInfo[]>;
+  putFlow(items: FlowItem[]): Promise<FlowPutResult>;
 }
 
 const DEFAULT_MAX_JOBS = 1_000_000;
@@ -209,6 +213,11 @@ export function createMemoryAdapter(input: MemoryAdapterOptions = {}): MemoryAda
         }
         shared.watching = watchers.size > 0;
       };
+    },
+
+    async putFlow(items) {
+      checkOpen();
+      return putFlow(lanes, clock.now(), maxJobs, items);
     },
 
     async registerWorker(worker, ttlMs) {

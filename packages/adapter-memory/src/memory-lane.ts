@@ -25,6 +25,11 @@
  *   the earliest of the next delayed due time and the next lease expiry; puts, releases,
  *   resumes and freed concurrency slots serve waiters synchronously. Each waiter has one
  *   timer for its own deadline.
+ * - Flows (`flows`, flow-links.ts): a blocked job is in its state's list and no heap. The
+ *   jobs that take part in a flow have an entry in `flowLinks`; a job's end (finish, or a
+ *   delete while pending) is counted in the jobs waiting for it through their links, in
+ *   whichever lane they are, before the call returns. A lane without flows pays one size
+ *   check per finish.
  */
 import {
   type AckItem,
@@ -36,6 +41,7 @@ import {
   ClosedError,
   ConfigError,
   type DayStats,
+  type DependencyView,
   dayOf,
   emptyDayStats,
   type FailureGroup,
@@ -81,6 +87,7 @@ import {
 import { ExpiryIndex } from "./expiry-index.ts";
 import { Extras, type JobExtra } from "./extras.ts";
 import { FailureGroups } from "./failure-groups.ts";
+import { type DependencyEnd, FlowLinks } from "./flow-links.ts";
 import { GroupedReady } from "./grouped-ready.ts";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
@@ -208,6 +215,7 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly lists: Record<JobState, StateList> = {
     waiting: new StateList(),
     delayed: new StateList(),
+    blocked: new StateList(),
     active: new StateList(),
     succeeded: new StateList(),
     failed: new StateList(),
@@ -220,6 +228,10 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly parked = new ParkedCursors();
   /** Tags, expiry, result, progress and logs, for the jobs that have any. */
   private readonly extras = new Extras();
+  /** The flow links of the jobs that take part in a flow (flow-links.ts), by record. */
+  private readonly flowLinks = new Map<JobRecord, FlowLinks>();
+  /** Jobs this lane unblocked for another lane's call: long polls are served after it. */
+  private unblockedLater = false;
   /**
    * Debounce windows (NewJob.debounce) by task and key: the job a window belongs to and
    * when it ends. An entry whose job has been handed out, or whose window ended, is stale
@@ -729,6 +741,7 @@ export class MemoryLaneImpl implements MemoryLane {
     return {
       waiting: l.waiting.size,
       delayed: l.delayed.size,
+      blocked: l.blocked.size,
       active: l.active.size,
       failed: l.failed.size,
       succeeded: l.succeeded.size,
@@ -816,6 +829,9 @@ export class MemoryLaneImpl implements MemoryLane {
         case "delayed":
           this.delayed.remove(rec);
           break;
+        case "blocked":
+          // in no heap; the jobs it waits for go on (docs/adapter-contract.md, "flows")
+          break;
         case "active":
           this.leases.remove(rec);
           rec.canceledWhileActive = true;
@@ -889,7 +905,11 @@ export class MemoryLaneImpl implements MemoryLane {
       if (rec === undefined || rec.state === "active") continue;
       if (rec.state === "waiting") this.unready(rec);
       else if (rec.state === "delayed") this.delayed.remove(rec);
+      // A pending job deleted never ends: the jobs waiting for it count it as "deleted".
+      const links = this.flowLinks.size === 0 ? undefined : this.flowLinks.get(rec);
+      const pending = rec.state === "waiting" || rec.state === "delayed" || rec.state === "blocked";
       this.drop(rec);
+      if (links !== undefined && pending) this.endDependency(links, "deleted", undefined);
       this.shared.report("deleted", this.name, id);
       if (this.shared.watching) this.shared.finished(this.name, id, "deleted");
       removed++;
@@ -1105,8 +1125,9 @@ export class MemoryLaneImpl implements MemoryLane {
         results.push("not_found");
         continue;
       }
-      if (rec.state === "delayed") {
-        // Not a key of the delayed heap: it applies when the job falls due.
+      if (rec.state === "delayed" || rec.state === "blocked") {
+        // Not a key of the delayed heap (a blocked job is in none): it applies when the
+        // job falls due.
         rec.priority = priority;
         this.note(rec, now, "prioritized", String(priority));
       } else if (rec.state === "waiting") {
@@ -1133,6 +1154,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.pushReady(copy);
     const expiresAt = this.extras.move(rec, copy)?.expiresAt;
     if (expiresAt !== undefined) this.expiring.push(expiresAt, copy);
+    this.moveLinks(rec, copy);
     return copy;
   }
 
@@ -1157,6 +1179,7 @@ export class MemoryLaneImpl implements MemoryLane {
         this.pushReady(copy);
         const expiresAt = this.extras.move(rec, copy)?.expiresAt;
         if (expiresAt !== undefined) this.expiring.push(expiresAt, copy);
+        this.moveLinks(rec, copy);
         this.note(copy, now, "promoted");
         promoted = true;
         results.push("ok");
@@ -1187,6 +1210,7 @@ export class MemoryLaneImpl implements MemoryLane {
     for (const id of ids) {
       const rec = this.byId.get(id);
       if (rec === undefined || seen.has(id)) results.push("not_found");
+      else if (rec.state === "blocked") results.push("blocked");
       else if (
         rec.state !== "waiting" &&
         rec.state !== "delayed" &&
@@ -1214,8 +1238,9 @@ export class MemoryLaneImpl implements MemoryLane {
         taken.push(rec.id);
       }
       const extra = this.extras.get(rec);
+      const links = this.flowLinks.size === 0 ? undefined : this.flowLinks.get(rec);
       this.drop(rec);
-      target.adopt(rec, extra, this.name, now);
+      target.adopt(rec, extra, links, this.name, now);
       if (this.shared.watching) this.shared.finished(this.name, rec.id, "moved");
     }
     if (moving.length > 0) {
@@ -1229,7 +1254,13 @@ export class MemoryLaneImpl implements MemoryLane {
   }
 
   /** Take in a job moved from lane `from`: the same id and history, due as it was. */
-  private adopt(rec: JobRecord, extra: JobExtra | undefined, from: string, now: number): void {
+  private adopt(
+    rec: JobRecord,
+    extra: JobExtra | undefined,
+    links: FlowLinks | undefined,
+    from: string,
+    now: number,
+  ): void {
     const delayed = rec.state === "delayed" && rec.dueAt > now;
     const dueAt = rec.state === "waiting" || delayed ? rec.dueAt : now;
     const copy = JobRecord.copy(rec, this.putSeq++, delayed ? "delayed" : "waiting", dueAt);
@@ -1252,11 +1283,162 @@ export class MemoryLaneImpl implements MemoryLane {
       this.pushDelayed(copy);
     } else this.pushReady(copy);
     if (extra !== undefined) this.extras.set(copy, extra);
+    if (links !== undefined) {
+      links.lane = this.name;
+      this.flowLinks.set(copy, links);
+    }
     this.note(copy, now, "moved", from);
     const expiresAt = extra?.expiresAt;
     if (expiresAt === undefined) return;
     if (expiresAt <= now) this.expire(copy, now);
     else this.expiring.push(expiresAt, copy);
+  }
+
+  // ── flows (putFlow's parts: memory-adapter.ts runs them in one step) ────────────────
+
+  /** Bring the lane up to `now` before putFlow checks it; ClosedError when closed. */
+  prepareFlow(now: number): void {
+    this.check();
+    this.maintain(now);
+  }
+
+  /** The job with this id, in any state. */
+  record(id: string): JobRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Whether `n` more pending jobs fit under maxJobs. */
+  fits(n: number): boolean {
+    return this.pendingCount() + n <= this.shared.maxJobs;
+  }
+
+  /**
+   * Store one job of a putFlow: a job with dependencies blocked (in no heap, its runAt
+   * kept as its due time), with its entries; any other as `put` stores it.
+   */
+  insertFlow(job: NewJob, now: number): void {
+    const deps = job.dependsOn;
+    if (deps === undefined || deps.length === 0) {
+      this.insert(job, now);
+      return;
+    }
+    const runAt = typeof job.runAt === "number" && Number.isFinite(job.runAt) ? job.runAt : now;
+    const rec = new JobRecord(job, this.putSeq++, "blocked", runAt);
+    // While blocked, as while delayed: when it entered the state (its changedAt).
+    rec.reservedAt = now;
+    this.byId.set(rec.id, rec);
+    this.enter(rec);
+    if (job.tags !== undefined || job.expiresAt !== undefined) {
+      const expiresAt = this.extras.fromJob(rec, job)?.expiresAt;
+      if (expiresAt !== undefined) this.expiring.push(expiresAt, rec);
+    }
+    const links = this.linksOf(rec);
+    links.deps = deps.map(
+      (d): DependencyView => ({ lane: d.lane, id: d.id, onFailure: d.onFailure }),
+    );
+    links.open = deps.length;
+    this.note(rec, now, "published");
+  }
+
+  /** A job's stored result (capability `results`). */
+  resultOf(rec: JobRecord): string | undefined {
+    return this.extras.get(rec)?.result;
+  }
+
+  /** After putFlow stored jobs here: serve waiting long polls. */
+  afterFlow(): void {
+    this.afterChange();
+  }
+
+  /** A job's flow links, created for a job that has none. */
+  linksOf(rec: JobRecord): FlowLinks {
+    let links = this.flowLinks.get(rec);
+    if (links === undefined) {
+      links = new FlowLinks(this.name, rec.id);
+      this.flowLinks.set(rec, links);
+    }
+    return links;
+  }
+
+  /**
+   * Entry `index` of the job `links` belongs to (a job of this lane, or one that left it)
+   * ended as `state`: recorded once (a second call for the entry changes nothing), and,
+   * while the job is blocked, applied by the entry's onFailure: it fails, is unblocked,
+   * or waits on.
+   */
+  dependencyEnded(
+    links: FlowLinks,
+    index: number,
+    state: DependencyEnd,
+    result: string | undefined,
+    now: number,
+  ): void {
+    const entry = links.deps?.[index];
+    if (entry === undefined || entry.state !== undefined) return;
+    entry.state = state;
+    if (result !== undefined) entry.result = result;
+    links.open--;
+    const rec = this.byId.get(links.id);
+    // Deleted, removed by retention, or no longer waiting: its view is all that changes.
+    if (rec === undefined || rec.state !== "blocked" || this.flowLinks.get(rec) !== links) return;
+    const failed = state !== "succeeded";
+    if (failed && entry.onFailure === "fail") {
+      rec.error = {
+        name: "DependencyFailedError",
+        message: `Dependency ${entry.id} (${entry.task ?? "?"}, lane ${entry.lane}) ended ${state}`,
+        reason: "dependency_failed",
+      };
+      this.dayStats(now).failures++;
+      this.finish(rec, "failed", now);
+      this.note(rec, now, "failed", "dependency_failed");
+    } else if ((failed && entry.onFailure === "continue") || links.open === 0) {
+      this.unblock(rec, now);
+    }
+  }
+
+  /** A blocked job's wait is over: due (waiting) or delayed until its runAt. */
+  private unblock(rec: JobRecord, now: number): void {
+    this.note(rec, now, "unblocked");
+    if (this.expiredBy(rec, now)) {
+      this.expire(rec, now);
+      return;
+    }
+    if (rec.dueAt > now) {
+      this.setState(rec, "delayed");
+      rec.reservedAt = now;
+      this.pushDelayed(rec);
+    } else {
+      rec.dueAt = now;
+      this.setState(rec, "waiting");
+      this.pushReady(rec);
+    }
+    // Often inside another lane's call (or this lane's ack loop): long polls are served
+    // once it is whole.
+    if (this.unblockedLater) return;
+    this.unblockedLater = true;
+    queueMicrotask(() => {
+      this.unblockedLater = false;
+      if (!this.shared.closed) this.afterChange();
+    });
+  }
+
+  /** A job others wait for ended (or was deleted while pending): tell each of them, once. */
+  private endDependency(links: FlowLinks, state: DependencyEnd, result: string | undefined): void {
+    const dependents = links.dependents;
+    if (dependents === undefined) return;
+    const now = this.clock.now();
+    for (const d of dependents) {
+      this.shared.lanes.get(d.links.lane)?.dependencyEnded(d.links, d.index, state, result, now);
+    }
+  }
+
+  /** A record replaced by a copy (new priority, promote) keeps its flow links. */
+  private moveLinks(rec: JobRecord, copy: JobRecord): void {
+    if (this.flowLinks.size === 0) return;
+    const links = this.flowLinks.get(rec);
+    if (links === undefined) return;
+    this.flowLinks.delete(rec);
+    this.flowLinks.set(copy, links);
   }
 
   /**
@@ -1343,7 +1525,7 @@ export class MemoryLaneImpl implements MemoryLane {
     return at !== undefined && at <= now;
   }
 
-  /** An unstarted job's expiry came: out of its heap (if in one), into the expired state. */
+  /** An unstarted job's expiry came: out of its heap (if in one; a blocked job is in none), into the expired state. */
   private expire(rec: JobRecord, now: number): void {
     if (rec.state === "waiting") this.unready(rec);
     else if (rec.state === "delayed") this.delayed.remove(rec);
@@ -1356,7 +1538,9 @@ export class MemoryLaneImpl implements MemoryLane {
     for (let rec = this.expiring.popDue(now); rec !== undefined; rec = this.expiring.popDue(now)) {
       // Left the lane, replaced by a copy, or running or finished now: not this entry's job.
       if (this.byId.get(rec.id) !== rec) continue;
-      if (rec.state === "waiting" || rec.state === "delayed") this.expire(rec, now);
+      if (rec.state === "waiting" || rec.state === "delayed" || rec.state === "blocked") {
+        this.expire(rec, now);
+      }
     }
   }
 
@@ -1453,7 +1637,7 @@ export class MemoryLaneImpl implements MemoryLane {
 
   private pendingCount(): number {
     const l = this.lists;
-    return l.waiting.size + l.delayed.size + l.active.size;
+    return l.waiting.size + l.delayed.size + l.blocked.size + l.active.size;
   }
 
   private enter(rec: JobRecord): void {
@@ -1475,6 +1659,13 @@ export class MemoryLaneImpl implements MemoryLane {
     this.setState(rec, state);
     if (state === "failed") this.failureGroups.join(rec);
     if (this.shared.watching) this.shared.finished(this.name, rec.id, state);
+    if (this.flowLinks.size !== 0) {
+      const links = this.flowLinks.get(rec);
+      if (links?.dependents !== undefined) {
+        const result = state === "succeeded" ? this.extras.get(rec)?.result : undefined;
+        this.endDependency(links, state, result);
+      }
+    }
   }
 
   /** Forget a job that is in no heap. */
@@ -1483,6 +1674,7 @@ export class MemoryLaneImpl implements MemoryLane {
     this.lists[rec.state].remove(rec);
     this.byId.delete(rec.id);
     this.extras.delete(rec);
+    if (this.flowLinks.size !== 0) this.flowLinks.delete(rec);
   }
 
   private applyRetention(now: number): void {
@@ -1568,6 +1760,13 @@ export class MemoryLaneImpl implements MemoryLane {
       if (extra.progress !== undefined) info.progress = extra.progress;
       if (extra.logs !== undefined) info.logs = extra.logs.map((l) => ({ ...l }));
       if (extra.logsDropped > 0) info.logsDropped = extra.logsDropped;
+    }
+    const links = this.flowLinks.size === 0 ? undefined : this.flowLinks.get(rec);
+    if (links !== undefined) {
+      if (links.deps !== undefined) info.dependencies = links.deps.map((d) => ({ ...d }));
+      if (links.dependents !== undefined) {
+        info.dependents = links.dependents.map((d) => ({ lane: d.links.lane, jobId: d.links.id }));
+      }
     }
     return info;
   }

@@ -16,6 +16,7 @@ export function changedAtOf(rec: JobRecord): number {
       // When it became due: its put, its runAt, the end of a stalled lease, a release…
       return rec.dueAt;
     case "delayed":
+    case "blocked":
       return rec.reservedAt;
     case "active":
       return rec.reservedAt;

@@ -95,6 +95,7 @@ describe("get, list, counts, retention, history, stats", () => {
     expect(await lane.counts()).toEqual({
       waiting: 3,
       delayed: 0,
+      blocked: 0,
       active: 0,
       succeeded: 0,
       failed: 0,

@@ -205,6 +205,9 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   search: true,
   failureGroups: true,
   // groups (fair groups): not in the scripts yet (NO_OPERATOR_CAPABILITIES leaves it off).
+  // No putFlow yet: no job is ever blocked (counts leave the state out, searches of it
+  // are empty).
+  flows: false,
 });
 
 interface BlockingConn {

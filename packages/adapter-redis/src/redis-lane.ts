@@ -754,6 +754,8 @@ export class RedisLane
       Math.min(MAX_PAGE_SIZE, Math.floor(filter.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
     );
     const summary = filter.fields === "summary";
+    // No flows here (capability flows): no job is ever blocked.
+    if (filter.state === "blocked") return { jobs: [] };
     const args = searchArgs(filter, "l", pageSize, cursor);
     if (summary) args.push("s");
     const reply = (await this.run("search", args)) as string[];
@@ -767,6 +769,7 @@ export class RedisLane
    * calls counting up to SEARCH_COUNT_STEP entries each (exact when the lane holds still).
    */
   async count(filter: JobFilter): Promise<number> {
+    if (filter.state === "blocked") return 0;
     const args = searchArgs(filter, "c", SEARCH_COUNT_STEP, undefined);
     if (onlyState(filter)) {
       const counts = await this.counts();

@@ -230,7 +230,8 @@ describe("random operations", () => {
             all.push(info);
           }
         }
-        expect(listed).toEqual(counts);
+        // no flows on Redis yet: counts leave blocked out, and it lists nothing
+        expect(listed).toEqual({ ...counts, blocked: 0 });
         await checkIndexes(q, all);
         expect(counts.active).toBe(held.size);
         // every id in the waiting list is a listed job of priority 0 that did not arrive

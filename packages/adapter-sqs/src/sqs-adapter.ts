@@ -185,6 +185,9 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     // publish's group is the MessageGroupId: FIFO queues serve each group in order with
     // one receive in flight per group; standard queues are SQS fair queues by it.
     messageGroups: true,
+    // A job waiting for others would need a message that is not received until they
+    // end, and an end counted once across consumers: no putFlow.
+    flows: false,
   };
 }
 

@@ -10,6 +10,7 @@ import ms from "ms";
 export const JOB_STATES: readonly JobState[] = [
   "waiting",
   "delayed",
+  "blocked",
   "active",
   "failed",
   "succeeded",

@@ -279,9 +279,9 @@ ${examples(help)}`,
   ]);
   bulkCommand(
     "cancel",
-    "Cancel waiting, delayed or running jobs (a running job's signal aborts)",
-    ["waiting", "delayed", "active"],
-    "with --all: waiting, delayed, active (default waiting,delayed)",
+    "Cancel waiting, delayed, blocked or running jobs (a running job's signal aborts)",
+    ["waiting", "delayed", "blocked", "active"],
+    "with --all: waiting, delayed, blocked, active (default waiting,delayed)",
     [
       "tasklane jobs cancel order-42 --lane default",
       "tasklane jobs cancel --all --lane low --state waiting",
@@ -290,8 +290,8 @@ ${examples(help)}`,
   bulkCommand(
     "delete",
     "Delete jobs that are not running",
-    ["waiting", "delayed", "failed", "succeeded", "canceled", "expired"],
-    "with --all, required: waiting, delayed, failed, succeeded, canceled, expired",
+    ["waiting", "delayed", "blocked", "failed", "succeeded", "canceled", "expired"],
+    "with --all, required: waiting, delayed, blocked, failed, succeeded, canceled, expired",
     [
       "tasklane jobs delete order-42 --lane default",
       "tasklane jobs delete --all --state failed --lane default",

@@ -85,15 +85,15 @@ describe("jobs get and list", () => {
 });
 
 describe("status", () => {
-  it("has an expired column where the adapter has expiry", async () => {
+  it("has an expired column where the adapter has expiry, a blocked one where it has flows", async () => {
     const { code, stdout } = await run(["status", "--lane", "default,low"]);
     expect(code).toBe(0);
     const [header, def, low] = stdout.split("\n");
     expect(header).toMatch(
-      /^lane +waiting +delayed +active +failed +succeeded +canceled +expired +finished\/s/,
+      /^lane +waiting +delayed +blocked +active +failed +succeeded +canceled +expired +finished\/s/,
     );
-    expect(def).toMatch(/^default +0 +0 +0 +3 +1 +0 +0 /);
-    expect(low).toMatch(/^low +2 +1 +0 +0 +0 +0 +0 /);
+    expect(def).toMatch(/^default +0 +0 +0 +0 +3 +1 +0 +0 /);
+    expect(low).toMatch(/^low +2 +1 +0 +0 +0 +0 +0 +0 /);
   });
 });
 

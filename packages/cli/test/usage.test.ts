@@ -92,7 +92,7 @@ describe("bad usage exits 2 and names what is wrong", () => {
   it.each([
     [
       ["jobs", "list", "--state", "done"],
-      "option '--state <states>' argument 'done' is invalid. \"done\" is not one of waiting, delayed, active, failed, succeeded, canceled",
+      "option '--state <states>' argument 'done' is invalid. \"done\" is not one of waiting, delayed, blocked, active, failed, succeeded, canceled",
     ],
     [
       ["jobs", "list", "--limit", "0"],
@@ -278,7 +278,7 @@ describe("bad usage exits 2 and names what is wrong", () => {
     expect(both.code).toBe(2);
     const noState = await runCli(["jobs", "delete", "--all"], { env: NO_BACKEND });
     expect(noState.stderr).toBe(
-      "error: --state: delete --all needs --state (one or more of waiting, delayed, failed, succeeded, canceled, expired)\n",
+      "error: --state: delete --all needs --state (one or more of waiting, delayed, blocked, failed, succeeded, canceled, expired)\n",
     );
     expect(noState.code).toBe(2);
     const active = await runCli(["jobs", "delete", "--all", "--state", "active"], {

@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
 import { registerDebounceTests } from "./debounce-tests.ts";
+import { registerFlowTests } from "./flow-tests.ts";
 import { registerGroupTests } from "./group-tests.ts";
 import { registerGroupedRateLimitTests } from "./grouped-rate-limit-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
@@ -56,5 +57,6 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerRateLimitTests(harness, options);
     registerDebounceTests(harness, options);
     registerGroupedRateLimitTests(harness, options);
+    registerFlowTests(harness, options);
   });
 }

@@ -116,10 +116,11 @@ export class LaneModel {
   }
 
   counts(): LaneCounts {
-    // The model never sets an expiry, so it never has an expired job.
+    // The model never sets an expiry nor a dependency: it has no expired or blocked job.
     const counts = {
       waiting: 0,
       delayed: 0,
+      blocked: 0,
       active: 0,
       succeeded: 0,
       failed: 0,

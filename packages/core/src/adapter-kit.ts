@@ -13,10 +13,15 @@ export type {
   Capabilities,
   CapabilityLimits,
   ChangeResult,
+  DependencyPolicy,
+  DependencyView,
   FailReason,
   FailureGroup,
   FinishedState,
+  FlowItem,
+  FlowPutResult,
   JobDebounce,
+  JobDependency,
   JobError,
   JobEvent,
   JobFilter,
@@ -59,6 +64,7 @@ export type {
   WorkerRegistration,
 } from "./adapter.ts";
 export {
+  DEPENDENCY_POLICIES,
   FAIL_REASONS,
   fullCapabilities,
   isLifecycleEvent,

@@ -8,6 +8,8 @@
  *
  * Job state machine (every arrow is one atomic transition in the backend):
  *
+ *   putFlow ─deps─► blocked ─all ended─► waiting | delayed     (capability `flows`)
+ *                   │    └─a dependency with onFailure "fail" ended unsucceeded─► failed
  *   put ──► waiting ──reserve──► active ──ack──► succeeded ──retention──► gone
  *    │       ▲  │  ▲               │
  *    │       │  │  └─promote─┐     ├◄── nack{runAt}  (core computed the backoff)
@@ -23,12 +25,16 @@
  *   waiting | delayed | active | failed ──move──► (moving) ──► waiting | delayed in the
  *                                                  target lane, gone from the source
  *
- * Pending = waiting | delayed | active. Finished = succeeded | failed | canceled | expired.
+ * Pending = blocked | waiting | delayed | active. Finished = succeeded | failed | canceled | expired.
  * Delivery is at least once. A move is one step on the memory adapter; on a backend
  * where two lanes cannot change in one atomic step (Redis Cluster) it is crash-safe
  * steps: the job is marked moving in the source (no longer handed out, its lock fenced),
  * put by id into the target, then removed from the source; a later move of the same id
  * completes one that was interrupted (docs/adapter-contract.md, "move").
+ *
+ * Flows (capability `flows`): a job put with `dependsOn` waits `blocked` until the jobs
+ * it names end (each one's end is counted once, by its place in the list, so a repeated
+ * notification changes nothing); docs/adapter-contract.md, "flows", has the rules.
  *
  * Fencing: each reservation gets a fresh `token`. `ack`, `nack` and `extend` with a token
  * that is no longer the job's current one return "lost" and change nothing, so a worker
@@ -42,6 +48,7 @@ import type { DayStats } from "./stats.ts";
 export const JOB_STATES = [
   "waiting",
   "delayed",
+  "blocked",
   "active",
   "succeeded",
   "failed",
@@ -56,7 +63,7 @@ export type JobState = (typeof JOB_STATES)[number];
 export type FinishedState = "succeeded" | "failed" | "canceled" | "expired";
 
 /** States a job can be canceled from. */
-export const PENDING_STATES: ReadonlyArray<JobState> = ["waiting", "delayed", "active"];
+export const PENDING_STATES: ReadonlyArray<JobState> = ["waiting", "delayed", "blocked", "active"];
 
 /**
  * Outcome of a lease-bound call, per lock. Races are values, never exceptions. A job moved
@@ -73,7 +80,8 @@ export type LockStatus = "ok" | "lost" | "canceled";
  * job's task), "invalid_payload" (the payload failed its schema when the worker decoded
  * it), "payload_too_large" (payload + appData found over the client's maxPayloadBytes,
  * left unparsed), "invalid_result" (the handler's return value failed its result schema,
- * could not be encoded, or was over maxResultBytes).
+ * could not be encoded, or was over maxResultBytes), "dependency_failed" (capability
+ * `flows`: a job it waited for with onFailure "fail" ended without succeeding; it never ran).
  */
 export const FAIL_REASONS = [
   "error",
@@ -85,6 +93,7 @@ export const FAIL_REASONS = [
   "invalid_payload",
   "payload_too_large",
   "invalid_result",
+  "dependency_failed",
 ] as const;
 export type FailReason = (typeof FAIL_REASONS)[number];
 
@@ -158,7 +167,67 @@ export interface NewJob {
    * `expired`. Core makes sure it is after `runAt` and after the publish time.
    */
   expiresAt?: number;
+  /**
+   * The jobs this one waits for (capability `flows`; only `Adapter.putFlow` reads it):
+   * the job is stored `blocked` and becomes waiting (or delayed, until its runAt) once
+   * they have ended as their `onFailure` says; see JobDependency. 1-1,000 entries.
+   */
+  dependsOn?: JobDependency[];
 }
+
+/**
+ * What a dependency's failure does to the job waiting for it (capability `flows`). A
+ * dependency "fails" when it ends in any state but succeeded: failed (dead letter set),
+ * canceled, expired, or deleted while pending.
+ * - "fail": the waiting job fails at once (dead letter set, reason "dependency_failed",
+ *   the error naming the dependency), never run; its other dependencies go on.
+ * - "ignore": the failure counts as an end like a success; the job still waits for the
+ *   rest of its dependencies and then runs.
+ * - "continue": the failure makes the job due at once, without waiting for the rest of
+ *   its dependencies (they go on; their ends are still recorded in its view).
+ * A success always counts as an end.
+ */
+export const DEPENDENCY_POLICIES = ["fail", "ignore", "continue"] as const;
+export type DependencyPolicy = (typeof DEPENDENCY_POLICIES)[number];
+
+/** One job a job waits for (capability `flows`). */
+export interface JobDependency {
+  /** The dependency's lane (full name), a lane of the same adapter. */
+  lane: string;
+  id: string;
+  onFailure: DependencyPolicy;
+}
+
+/**
+ * One dependency as the waiting job records it (`JobInfo.dependencies`): its end and
+ * result are copied into the waiting job when it ends, so retention of the dependency
+ * (or its later retry) never changes what the waiting job sees.
+ */
+export interface DependencyView extends JobDependency {
+  /** Its task, when known (the adapter read it when it recorded the dependency). */
+  task?: string;
+  /** How it ended; absent while it has not. "deleted": removed before it ended. */
+  state?: FinishedState | "deleted";
+  /** Its result (capability `results`), when it succeeded with one. */
+  result?: string;
+}
+
+/** One job of `putFlow`: a lane of the adapter and the job to put there. */
+export interface FlowItem {
+  lane: LaneStore;
+  job: NewJob;
+}
+
+/**
+ * `putFlow`'s answer. "created": every job is stored. "duplicate": a job with one of the
+ * ids exists in its lane (named here); nothing was written. "missing": a dependency
+ * names a job that is neither stored in its lane nor an earlier item of the call;
+ * nothing was written.
+ */
+export type FlowPutResult =
+  | { status: "created" }
+  | { status: "duplicate"; lane: string; id: string }
+  | { status: "missing"; lane: string; id: string };
 
 /** A job's debounce key and window, as core hands it to `put`. */
 export interface JobDebounce {
@@ -323,6 +392,8 @@ export interface ReportItem extends JobReport {
 export interface LaneCounts {
   waiting: number;
   delayed: number;
+  /** Jobs waiting for their dependencies; present where the adapter has capability `flows`. */
+  blocked?: number;
   active: number;
   failed: number;
   succeeded: number;
@@ -334,8 +405,9 @@ export interface LaneCounts {
 /**
  * What a history entry records: the lifecycle, plus "expired" (never handed out after its
  * expiresAt), "promoted" (a delayed job made due now by hand), "prioritized" (its priority
- * changed by hand; detail: the new priority) and "moved" (put into this lane from another;
- * detail: the source lane).
+ * changed by hand; detail: the new priority), "moved" (put into this lane from another;
+ * detail: the source lane) and "unblocked" (its dependencies ended: blocked → waiting or
+ * delayed; capability `flows`).
  */
 export const JOB_EVENT_TYPES = [
   "published",
@@ -351,6 +423,7 @@ export const JOB_EVENT_TYPES = [
   "promoted",
   "prioritized",
   "moved",
+  "unblocked",
 ] as const;
 export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 
@@ -399,6 +472,10 @@ export interface JobInfo extends JobSummary {
   result?: string;
   /** Latest progress reported, encoded JSON (capability `reports`); kept across attempts. */
   progress?: string;
+  /** The jobs it waits (or waited) for, in the order given, with their ends (capability `flows`). */
+  dependencies?: DependencyView[];
+  /** The jobs waiting for it, as they were put (capability `flows`). */
+  dependents?: JobRef[];
   /** The last `logLimit` log lines, oldest first, across attempts (capability `reports`). */
   logs?: JobLogLine[];
   /** Log lines dropped so far to keep the log bounded (capability `reports`). */
@@ -471,7 +548,8 @@ export type MoveResult =
   | "moved" // in the target lane now, gone from the source
   | "not_found"
   | "finished" // succeeded, canceled or expired: not moved
-  | "duplicate"; // the target lane already holds a different job with this id: not moved
+  | "duplicate" // the target lane already holds a different job with this id: not moved
+  | "blocked"; // waiting for its dependencies (capability `flows`): not moved
 
 /** A job named by lane (full name) and id, for `watch`. */
 export interface JobRef {
@@ -736,6 +814,14 @@ export interface Capabilities {
    * noisy group from delaying the others). A lane needs `groups` without `concurrency`.
    */
   messageGroups?: boolean;
+
+  // Dependencies (issue 22). Optional: an adapter that does not declare it lacks it.
+
+  /**
+   * `Adapter.putFlow` and `NewJob.dependsOn`: the state `blocked`, dependencies across
+   * lanes, each end counted once, `JobInfo.dependencies` (docs/adapter-contract.md, "flows").
+   */
+  flows?: boolean;
 }
 
 /** The operator capabilities (issue 24), each one optional in Capabilities. */
@@ -812,6 +898,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     suspects: true,
     rateLimit: true,
     debounce: true,
+    flows: true,
   });
 }
 
@@ -962,6 +1049,16 @@ export interface Adapter {
   deregisterWorker?(id: string): Promise<void>;
   /** The registered workers whose entry has not lapsed, in order of `startedAt`. */
   workers?(): Promise<WorkerInfo[]>;
+  /**
+   * Put jobs into lanes of this adapter, some waiting for others (capability `flows`;
+   * docs/adapter-contract.md, "flows"): all of them or, answering "duplicate" or
+   * "missing", none. A job with `dependsOn` is stored blocked; each dependency is an
+   * earlier item of the call or a job stored in its lane, and learns of the job waiting
+   * for it, so that its end (whenever it comes, from any lane) is counted once in that
+   * job. A dependency that has already ended counts at once. Ids are checked for
+   * duplicates as by `put` (`freshId` included); `debounce` is not honoured here.
+   */
+  putFlow?(items: FlowItem[]): Promise<FlowPutResult>;
   /** Idempotent. Later calls on the adapter or its lanes throw ClosedError. */
   close(): Promise<void>;
 }

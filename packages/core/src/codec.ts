@@ -35,6 +35,15 @@ function safeReviver(this: unknown, key: string, value: unknown): unknown {
 
 const RISKY = /"(?:__proto__|constructor)"/;
 
+/** JSON text as a value; text that does not parse (a foreign writer's) stays text. */
+export function decodeOrText(text: string): unknown {
+  try {
+    return decodeJson(text);
+  } catch {
+    return text;
+  }
+}
+
 /** Decode JSON text, dropping prototype-polluting keys. Throws SyntaxError on bad JSON. */
 export function decodeJson(text: string): unknown {
   // The reviver costs a call per value; skip it when no risky key can be present.

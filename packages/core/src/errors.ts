@@ -25,7 +25,8 @@ export type ErrorCode =
   | "JOB_FAILED"
   | "JOB_NOT_FOUND"
   | "WAIT_TIMEOUT"
-  | "MOVED";
+  | "MOVED"
+  | "DEPENDENCY_NOT_FOUND";
 
 export class TasklaneError extends Error {
   readonly code: ErrorCode;

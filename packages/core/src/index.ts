@@ -9,6 +9,8 @@ export type {
   CancelResult,
   Capabilities,
   ChangeResult,
+  DependencyPolicy,
+  DependencyView,
   FailReason,
   FailureGroup,
   FinishedState,
@@ -31,6 +33,7 @@ export type {
   WorkerInfo,
 } from "./adapter.ts";
 export {
+  DEPENDENCY_POLICIES,
   FAIL_REASONS,
   JOB_EVENT_TYPES,
   JOB_STATES,
@@ -52,6 +55,11 @@ export type {
 } from "./client/schedules.ts";
 export type {
   DeleteFilter,
+  FlowChild,
+  FlowJob,
+  FlowNode,
+  FlowResult,
+  JobDependencyInput,
   JobView,
   LaneHandle,
   PublishItem,
@@ -94,7 +102,12 @@ export type {
   PublishTelemetry,
   WorkerView,
 } from "./instrumentation.ts";
-export { JobFailedError, JobNotFoundError, WaitTimeoutError } from "./job-errors.ts";
+export {
+  DependencyNotFoundError,
+  JobFailedError,
+  JobNotFoundError,
+  WaitTimeoutError,
+} from "./job-errors.ts";
 export type { LaneConfig, LaneConfigInput } from "./lane-config.ts";
 export type { RetryOptions, RetryPolicy } from "./retry.ts";
 export type { CatchUp, ResolvedSpec, ScheduleSpec } from "./schedule.ts";
@@ -135,6 +148,7 @@ export type { DayStats, Summary } from "./stats.ts";
 export { HISTOGRAM_BOUNDS_MS, percentile } from "./stats.ts";
 export type {
   AnyTask,
+  ChildJob,
   JobContext,
   RunReturn,
   Task,

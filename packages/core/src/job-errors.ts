@@ -1,5 +1,6 @@
 /**
- * The errors of waiting for a job (`waitFor`, `publishAndWait`). Apart from errors.ts
+ * The errors of waiting for a job (`waitFor`, `publishAndWait`) and of a missing
+ * dependency. Apart from errors.ts
  * because they carry the adapter contract's JobError, and adapter.ts imports errors.ts.
  */
 import type { JobError } from "./adapter.ts";
@@ -39,6 +40,24 @@ export class JobNotFoundError extends TasklaneError {
   constructor(jobId: string) {
     super("JOB_NOT_FOUND", `No lane holds job ${jobId}`);
     this.jobId = jobId;
+  }
+}
+
+/**
+ * A publish's `dependsOn` (or a flow's) names a job its lane does not hold (never
+ * published, deleted, or removed by retention): nothing was written.
+ */
+export class DependencyNotFoundError extends TasklaneError {
+  readonly jobId: string;
+  /** The dependency's lane (config name). */
+  readonly lane: string;
+  constructor(jobId: string, lane: string) {
+    super(
+      "DEPENDENCY_NOT_FOUND",
+      `Dependency ${jobId} not found in lane "${lane}": nothing was written`,
+    );
+    this.jobId = jobId;
+    this.lane = lane;
   }
 }
 

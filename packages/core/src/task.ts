@@ -1,5 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { z } from "zod";
+import type { DependencyPolicy, FinishedState } from "./adapter.ts";
 import { ConfigError, ValidationError } from "./errors.ts";
 import { MAX_TIMER_MS, parseOptions } from "./options.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
@@ -44,6 +45,29 @@ export interface JobContext {
    * here); `ms` from 0 to the adapter's maxDelayMs (else ConfigError).
    */
   retryAfter(ms: number): Error;
+  /**
+   * The jobs this job waits (or waited) for: its flow's children and its `dependsOn`, in
+   * the order given, each with how it ended ("pending" while it has not) and, where the
+   * adapter stores results (capability `results`), what it returned. Read from the stored
+   * job (one `get` per call), which keeps them once they ended, whatever retention does
+   * to the children. Needs capability `flows` (else UnsupportedError); [] for a job that
+   * waits for nothing.
+   */
+  children(): Promise<ChildJob[]>;
+}
+
+/** A job another waited for, as `ctx.children()` shows it. */
+export interface ChildJob {
+  id: string;
+  /** Its lane's config name. */
+  lane: string;
+  /** Its task (absent only where the backend could not read it). */
+  task?: string;
+  onFailure: DependencyPolicy;
+  /** How it ended: a finished state, "deleted" (removed before it ended), or "pending". */
+  state: FinishedState | "deleted" | "pending";
+  /** What its handler returned (JSON decoded), when it succeeded with a result. */
+  result?: unknown;
 }
 
 type MaybePromise<T> = T | Promise<T>;

@@ -13,6 +13,7 @@ export type Feature =
   | "search"
   | "tags"
   | "expiry"
+  | "flows"
   | "list"
   | "get"
   | "stats"
@@ -44,6 +45,7 @@ const RULES: Record<Feature, Rule> = {
   search: { capability: "search", what: "search jobs" },
   tags: { capability: "tags", what: "tag jobs" },
   expiry: { capability: "expiry", what: "expire jobs" },
+  flows: { capability: "flows", what: "make jobs wait for others" },
   list: { capability: "list", what: "list jobs" },
   get: { capability: "get", what: "find a job by id" },
   stats: { capability: "stats", what: "keep wait and run stats" },
@@ -75,7 +77,13 @@ export function createCan(info: Info): Can {
   };
 }
 
-/** The states to show: `expired` only where the adapter can expire jobs (elsewhere none do). */
+/**
+ * The states to show: `expired` only where the adapter can expire jobs, `blocked` only
+ * where it has flows (elsewhere no job is in them).
+ */
 export function shownStates(can: Can): JobState[] {
-  return JOB_STATES.filter((s) => s !== "expired" || can("expiry") === null);
+  return JOB_STATES.filter(
+    (s) =>
+      (s !== "expired" || can("expiry") === null) && (s !== "blocked" || can("flows") === null),
+  );
 }

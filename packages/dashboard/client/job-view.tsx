@@ -29,14 +29,14 @@ const ACTIONS: Action[] = [
     id: "cancel",
     label: "Cancel",
     feature: "cancel",
-    states: ["waiting", "delayed", "active"],
+    states: ["waiting", "delayed", "blocked", "active"],
     kind: "plain",
   },
   {
     id: "delete",
     label: "Delete",
     feature: "delete",
-    states: ["waiting", "delayed", "succeeded", "failed", "canceled", "expired"],
+    states: ["waiting", "delayed", "blocked", "succeeded", "failed", "canceled", "expired"],
     kind: "danger",
   },
 ];

@@ -191,6 +191,10 @@ const BULK: Record<JobState, Array<{ verb: Verb; feature: Feature; label: string
     { verb: "cancel", feature: "cancel", label: "Cancel" },
     { verb: "delete", feature: "delete", label: "Delete" },
   ],
+  blocked: [
+    { verb: "cancel", feature: "cancel", label: "Cancel" },
+    { verb: "delete", feature: "delete", label: "Delete" },
+  ],
   active: [{ verb: "cancel", feature: "cancelActive", label: "Cancel" }],
   succeeded: [{ verb: "delete", feature: "delete", label: "Delete" }],
   failed: [
@@ -219,13 +223,14 @@ const CONFIRMED = new Set<Verb>(["cancel", "delete", "move"]);
 
 function timeOf(job: JobSummary, state: JobState): number {
   if (state === "delayed") return job.runAt;
-  if (state === "waiting") return job.publishedAt;
+  if (state === "waiting" || state === "blocked") return job.publishedAt;
   return job.finishedAt ?? job.changedAt ?? job.runAt;
 }
 
 const TIME_HEADER: Record<JobState, string> = {
   waiting: "Published",
   delayed: "Runs",
+  blocked: "Published",
   active: "Due",
   succeeded: "Finished",
   failed: "Failed",

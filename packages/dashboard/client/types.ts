@@ -3,6 +3,7 @@
 export const JOB_STATES = [
   "waiting",
   "delayed",
+  "blocked",
   "active",
   "succeeded",
   "failed",
@@ -11,7 +12,7 @@ export const JOB_STATES = [
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-/** Every state's count (`expired` is 0 where the adapter has no expiry). */
+/** Every state's count (`expired` is 0 where the adapter has no expiry, `blocked` where no flows). */
 export type Counts = Record<JobState, number>;
 
 export interface Info {

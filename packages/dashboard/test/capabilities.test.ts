@@ -112,6 +112,10 @@ describe("on SQS", () => {
     await page.getByText("has no cross-process events").waitFor();
     // Finding a job by id needs get: the box is not there.
     expect(await page.getByPlaceholder("Job id").count()).toBe(0);
+    // No flows (nothing is ever blocked) and no expiry: neither column is there.
+    const headers = await page.getByRole("table", { name: "Lanes" }).getByRole("columnheader");
+    expect(await headers.allTextContents()).not.toContain("blocked");
+    expect(await headers.allTextContents()).not.toContain("expired");
     await screenshot(page, "sqs-lanes");
 
     await page.goto(`${srv.ui}#/lanes/default/jobs/failed`);

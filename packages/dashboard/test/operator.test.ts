@@ -236,6 +236,19 @@ describe("job lists", () => {
     await expired.getByRole("link", { name: `Job ${gone}` }).click();
     const facts = page.locator("dl.facts");
     await waitForText(facts, (t) => /Expired\d+ s ago/.test(t), "when it expired");
+
+    // A job waiting for another (capability flows): the blocked tab lists it, and it can be
+    // canceled from its page.
+    const { id: blocked } = await tl.publish(
+      note,
+      { n: 1000 },
+      { dependsOn: [notes[0]?.id ?? ""] },
+    );
+    await page.goto(`${srv.ui}#/lanes/low/jobs/blocked`);
+    const blockedTable = page.getByRole("table", { name: "blocked jobs in low" });
+    await waitForText(blockedTable, (t) => t.includes(blocked.slice(0, 8)), "the blocked job");
+    await blockedTable.getByRole("link", { name: `Job ${blocked}` }).click();
+    await page.getByRole("button", { name: "Cancel" }).waitFor();
   });
 });
 

@@ -122,6 +122,9 @@ export const CountsSchema = z
   .object({
     waiting: z.number().int(),
     delayed: z.number().int(),
+    blocked: z.number().int().meta({
+      description: "Jobs waiting for the jobs they depend on (0 where the adapter has no flows)",
+    }),
     active: z.number().int(),
     succeeded: z.number().int(),
     failed: z.number().int(),
@@ -239,7 +242,7 @@ const filterQueryShape = {
 export const ListQuery = z.object({
   state: JobStateSchema.optional().meta({
     description:
-      "Jobs in this state; without it, every state in turn (waiting, delayed, active, succeeded, failed, canceled, expired), which needs capability search",
+      "Jobs in this state; without it, every state in turn (waiting, delayed, blocked, active, succeeded, failed, canceled, expired), which needs capability search",
   }),
   ...filterQueryShape,
   fields: z.enum(["full", "summary"]).optional().meta({

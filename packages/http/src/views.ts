@@ -81,11 +81,15 @@ export function jobView(info: JobInfo, lane: string): JobView {
   return view;
 }
 
-/** Counts with every state: `expired` is 0 where the adapter has no expiry (nothing expires). */
+/**
+ * Counts with every state: `expired` is 0 where the adapter has no expiry (nothing
+ * expires), `blocked` where it has no flows (nothing waits for another job).
+ */
 export function countsView(counts: LaneCounts): z.infer<typeof CountsSchema> {
   return {
     waiting: counts.waiting,
     delayed: counts.delayed,
+    blocked: counts.blocked ?? 0,
     active: counts.active,
     succeeded: counts.succeeded,
     failed: counts.failed,

@@ -42,6 +42,7 @@ describe("lanes", () => {
     expect(def.counts).toEqual({
       waiting: 1,
       delayed: 1,
+      blocked: 0,
       active: 0,
       succeeded: 0,
       failed: 0,

@@ -544,7 +544,7 @@ describe("promote, priority and move", () => {
       matched: 2,
       changed: 1,
       more: false,
-      outcomes: { moved: 1, not_found: 1, finished: 0, duplicate: 0 },
+      outcomes: { moved: 1, not_found: 1, finished: 0, duplicate: 0, blocked: 0 },
     });
     // The target holds a job with this id already.
     await tl.publish(note, { n: 1 }, { jobId: "twin" });

@@ -298,6 +298,10 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
         if (counts.expired !== undefined) {
           r.observe(counts.expired, { [ATTR_LANE]: lane, [ATTR_STATE]: "expired" });
         }
+        // where the adapter has capability flows
+        if (counts.blocked !== undefined) {
+          r.observe(counts.blocked, { [ATTR_LANE]: lane, [ATTR_STATE]: "blocked" });
+        }
       });
     });
   };

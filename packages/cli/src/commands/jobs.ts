@@ -310,10 +310,13 @@ const PAST: Record<BulkAction, string> = {
 const ACTION_STATES: Record<BulkAction, { allowed: JobState[]; default: JobState[] | undefined }> =
   {
     retry: { allowed: ["failed"], default: ["failed"] },
-    cancel: { allowed: ["waiting", "delayed", "active"], default: ["waiting", "delayed"] },
+    cancel: {
+      allowed: ["waiting", "delayed", "blocked", "active"],
+      default: ["waiting", "delayed"],
+    },
     // No default: deleting is never implied.
     delete: {
-      allowed: ["waiting", "delayed", "failed", "succeeded", "canceled", "expired"],
+      allowed: ["waiting", "delayed", "blocked", "failed", "succeeded", "canceled", "expired"],
       default: undefined,
     },
     promote: { allowed: ["delayed"], default: ["delayed"] },

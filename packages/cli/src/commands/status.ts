@@ -184,7 +184,7 @@ export async function status(ctx: CommandContext, options: StatusOptions): Promi
     for (const lane of lanes) await ctx.out.json(lane);
     return;
   }
-  await ctx.out.line(statusTable(lanes, caps.expiry === true));
+  await ctx.out.line(statusTable(lanes, caps.expiry === true, caps.flows === true));
   await ctx.out.line("");
   for (const line of statusNotes(lanes, session.tl.adapter.name, caps.stats)) {
     await ctx.out.line(line);
@@ -197,14 +197,18 @@ function emptySummary(): Summary {
 
 const dash = (n: number | null | undefined) => (n == null ? "-" : formatDuration(n));
 
-/** The table; an `expired` column where the adapter has expiry (elsewhere nothing expires). */
-function statusTable(lanes: readonly LaneStatus[], expiry: boolean): string {
+/**
+ * The table; an `expired` column where the adapter has expiry (elsewhere nothing
+ * expires), a `blocked` one where it has flows (elsewhere nothing waits for a job).
+ */
+function statusTable(lanes: readonly LaneStatus[], expiry: boolean, flows: boolean): string {
   const approx = (n: number, lane: LaneStatus) => (lane.approximate ? `~${n}` : String(n));
   return renderTable(
     [
       "lane",
       "waiting",
       "delayed",
+      ...(flows ? ["blocked"] : []),
       "active",
       "failed",
       "succeeded",
@@ -221,6 +225,7 @@ function statusTable(lanes: readonly LaneStatus[], expiry: boolean): string {
       lane.paused ? `${lane.lane} (paused)` : lane.lane,
       approx(lane.counts.waiting, lane),
       approx(lane.counts.delayed, lane),
+      ...(flows ? [approx(lane.counts.blocked ?? 0, lane)] : []),
       approx(lane.counts.active, lane),
       approx(lane.counts.failed, lane),
       lane.approximate && lane.counts.succeeded === 0 ? "-" : String(lane.counts.succeeded),
@@ -233,7 +238,7 @@ function statusTable(lanes: readonly LaneStatus[], expiry: boolean): string {
       dash(lane.run?.p50Ms),
       dash(lane.run?.p99Ms),
     ]),
-    ["left", ...Array<"right">(expiry ? 13 : 12).fill("right")],
+    ["left", ...Array<"right">(12 + (expiry ? 1 : 0) + (flows ? 1 : 0)).fill("right")],
   );
 }
 

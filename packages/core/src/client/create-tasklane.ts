@@ -15,6 +15,7 @@ import { createWorker, type Worker } from "../worker/create-worker.ts";
 import type { WorkerHost } from "../worker/worker-host.ts";
 import { resolveStopOptions } from "../worker/worker-options.ts";
 import { resolveClientOptions } from "./client-options.ts";
+import { type FlowDeps, type FlowEntry, publishFlow, putEntries } from "./flow.ts";
 import { createJobEncoder } from "./job-encoder.ts";
 import { toJobView } from "./job-view.ts";
 import { createLaneHandle } from "./lane-handle.ts";
@@ -35,12 +36,13 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
   const resolved = resolveClientOptions(options);
   const { adapter, clock, namespace, configs, tasks, instrumentation } = resolved;
   const events = new TasklaneEventBus();
+  const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
   const encoder = createJobEncoder(
     adapter,
     resolved.maxPayloadBytes,
     (lane) => configs.get(lane)?.groups !== undefined,
+    (lane) => (configs.has(lane) ? fullName(lane) : undefined),
   );
-  const fullName = (name: string) => (namespace ? `${namespace}_${name}` : name);
   const opened = new Map<string, Promise<LaneStore>>();
   let closed = false;
   const workers = new Set<Worker>();
@@ -104,6 +106,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     configs,
     maxResultBytes: resolved.maxResultBytes,
     makeSelector: resolved.makeSelector,
+    configName: (full) => configNameOf.get(full) ?? full,
     openLane,
     fireDueSchedules: async (lane) => {
       await schedules.fireDue(lane);
@@ -171,6 +174,39 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     return results;
   };
 
+  const flowDeps: FlowDeps = {
+    adapter,
+    clock,
+    encoder,
+    knownTask: (task) => knownTask(task),
+    openLane,
+    fullName,
+    configName: (full) => configNameOf.get(full) ?? full,
+  };
+
+  /** Put jobs with dependencies (a flow, or one publish with dependsOn), as `write` puts others. */
+  const writeFlow = async (
+    root: AnyTask,
+    entries: FlowEntry[],
+  ): Promise<"created" | "duplicate"> => {
+    const jobs = entries.map((e) => e.job);
+    const observed = instrumentation === undefined ? undefined : observePublish(root, jobs);
+    let status: "created" | "duplicate";
+    try {
+      status = await putEntries(flowDeps, entries);
+    } catch (error) {
+      observed?.end(undefined, error);
+      throw error;
+    }
+    observed?.end(jobs.map((j) => ({ id: j.id, status })));
+    if (events.listenerCount("published") > 0)
+      for (const e of entries)
+        events.emit("published", { lane: e.lane, jobId: e.job.id, task: e.task.name, status });
+    if (status === "created")
+      for (const lane of new Set(entries.map((e) => e.lane))) notifyLocalPublish(lane);
+    return status;
+  };
+
   const handles = new Map<string, LaneHandle>();
   const handle = (name: string): LaneHandle => {
     const config = configs.get(name);
@@ -211,6 +247,10 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
     let value = validatePayload(t, payload);
     if (value instanceof Promise) value = await value;
     const job = encoder.prepare(t, value, opts, clock.now());
+    if (job.dependsOn !== undefined) {
+      const status = await writeFlow(t, [{ lane: t.lane, task: t, job }]);
+      return { id: job.id, status };
+    }
     const [result] = await write(t, [job]);
     return result as PutResult;
   };
@@ -248,7 +288,9 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       const infos = await Promise.all(lanes.map((l) => l.store.get?.(jobId)));
       const i = infos.findIndex((info) => info !== undefined);
       const info = infos[i];
-      return info === undefined ? undefined : toJobView<R>(info, lanes[i]?.name as string);
+      return info === undefined
+        ? undefined
+        : toJobView<R>(info, lanes[i]?.name as string, flowDeps.configName);
     },
     async workers(): Promise<WorkerInfo[]> {
       if (closed) throw new ClosedError("tasklane client");
@@ -272,6 +314,13 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
       if (closed) throw new ClosedError("tasklane client");
       const lists = await Promise.all([...configs.keys()].map((name) => handle(name).failures()));
       return lists.flat().sort((a, b) => b.count - a.count);
+    },
+    async flow(root) {
+      if (closed) throw new ClosedError("tasklane client");
+      // The root is the last entry (children come first).
+      return publishFlow(flowDeps, root, (entries) =>
+        writeFlow((entries.at(-1) as FlowEntry).task, entries),
+      );
     },
     async publishMany(task, items) {
       if (closed) throw new ClosedError("tasklane client");

@@ -1,5 +1,11 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Adapter, JobDebounce, NewJob } from "../adapter.ts";
+import {
+  type Adapter,
+  DEPENDENCY_POLICIES,
+  type JobDebounce,
+  type JobDependency,
+  type NewJob,
+} from "../adapter.ts";
 import { byteLength, encodeJson } from "../codec.ts";
 import { ConfigError, PayloadTooLargeError, UnsupportedError } from "../errors.ts";
 import { createJobId } from "../job-id.ts";
@@ -13,14 +19,24 @@ export const MAX_JOB_PRIORITY = 1000;
 export const MAX_TAGS = 16;
 export const MAX_TAG_LENGTH = 128;
 
-/** The name of an option in errors: of publish's options, or of publishMany's item. */
-function fieldOf(index: number | undefined, field: string): string {
+/** Most jobs one job waits for (`dependsOn` and a flow's children together). */
+export const MAX_DEPENDENCIES = 1_000;
+
+/**
+ * The name of an option in errors: of publish's options, of publishMany's item (a
+ * number), or under a path (a flow's job: "children[0].options").
+ */
+function fieldOf(index: number | string | undefined, field: string): string {
+  if (typeof index === "string") return `${index}.${field}`;
   return index === undefined ? `options.${field}` : `items[${index}].${field}`;
 }
 
 export interface JobEncoder {
-  /** Encode and check one validated job; throws before anything is written. */
-  prepare(task: AnyTask, value: unknown, opts: PublishOptions, now: number): NewJob;
+  /**
+   * Encode and check one validated job; throws before anything is written. `at` names
+   * its options in errors (a flow's job: "children[0].options"); default "options".
+   */
+  prepare(task: AnyTask, value: unknown, opts: PublishOptions, now: number, at?: string): NewJob;
   /**
    * Validate and encode publishMany's items, in order; throws at the first bad one,
    * before anything is written.
@@ -41,6 +57,7 @@ export function createJobEncoder(
   adapter: Adapter,
   maxPayloadBytes: number,
   grouped: (lane: string) => boolean = () => false,
+  laneName: (lane: string) => string | undefined = (lane) => lane,
 ): JobEncoder {
   /** Encode and check one validated job; throws before anything is written. */
   const prepare = (
@@ -48,7 +65,7 @@ export function createJobEncoder(
     value: unknown,
     opts: PublishOptions,
     now: number,
-    index?: number,
+    index?: number | string,
   ): NewJob => {
     const encoded = encodeJson(value);
     if (
@@ -62,7 +79,8 @@ export function createJobEncoder(
       opts.tags === undefined &&
       opts.expiresInMs === undefined &&
       opts.expiresAt === undefined &&
-      opts.debounce === undefined
+      opts.debounce === undefined &&
+      opts.dependsOn === undefined
     ) {
       // No options (publishMany's usual item): nothing to check but the size. Kept apart
       // from prepareWithOptions so the function run per job stays small, which V8
@@ -126,7 +144,7 @@ export function createJobEncoder(
     return jobs;
   };
 
-  const payloadTooLarge = (task: AnyTask, size: number, index: number | undefined) =>
+  const payloadTooLarge = (task: AnyTask, size: number, index: number | string | undefined) =>
     new PayloadTooLargeError(
       `Payload of task "${task.name}"${index === undefined ? "" : ` (item ${index})`}`,
       size,
@@ -138,7 +156,7 @@ export function createJobEncoder(
     encoded: string,
     opts: PublishOptions,
     now: number,
-    index: number | undefined,
+    index: number | string | undefined,
   ): NewJob => {
     const appData = opts.appData === undefined ? undefined : encodeJson(opts.appData);
     const size = byteLength(encoded) + (appData ? byteLength(appData) : 0);
@@ -223,10 +241,82 @@ export function createJobEncoder(
     const expiresAt = checkExpiry(opts, runAt, now, index);
     if (expiresAt !== undefined) job.expiresAt = expiresAt;
     if (debounce !== undefined) job.debounce = debounce;
+    if (opts.dependsOn !== undefined) {
+      if (typeof index === "number") {
+        throw new ConfigError(
+          fieldOf(index, "dependsOn"),
+          opts.dependsOn,
+          "is not taken by publishMany: publish the job alone, or use flow",
+        );
+      }
+      if (debounce !== undefined) {
+        throw new ConfigError(
+          fieldOf(index, "debounce"),
+          opts.debounce,
+          "a job with dependencies cannot be debounced",
+        );
+      }
+      job.dependsOn = checkDependsOn(task, opts.dependsOn, index);
+    }
     return job;
   };
 
-  const checkGroup = (task: AnyTask, group: unknown, index: number | undefined): string => {
+  const checkDependsOn = (
+    task: AnyTask,
+    given: unknown,
+    index: string | undefined,
+  ): JobDependency[] => {
+    const field = fieldOf(index, "dependsOn");
+    if (!Array.isArray(given) || given.length === 0 || given.length > MAX_DEPENDENCIES) {
+      throw new ConfigError(
+        field,
+        given,
+        `must be an array of 1-${MAX_DEPENDENCIES} job ids or { jobId, lane?, onFailure? }`,
+      );
+    }
+    const deps: JobDependency[] = [];
+    const seen = new Set<string>();
+    for (const [i, entry] of given.entries()) {
+      const at = `${field}[${i}]`;
+      const given: Record<string, unknown> =
+        typeof entry === "object" && entry !== null ? entry : { jobId: entry };
+      const { jobId, lane = task.lane, onFailure = "fail", ...rest } = given;
+      const unknownKey = Object.keys(rest)[0];
+      if (unknownKey !== undefined) {
+        throw new ConfigError(`${at}.${unknownKey}`, rest[unknownKey], "is not an option");
+      }
+      if (typeof jobId !== "string" || jobId.length === 0 || jobId.length > 128) {
+        throw new ConfigError(
+          typeof entry === "object" && entry !== null ? `${at}.jobId` : at,
+          jobId,
+          "must be a job id (a string of 1-128 characters)",
+        );
+      }
+      const full = typeof lane === "string" ? laneName(lane) : undefined;
+      if (full === undefined) throw new ConfigError(`${at}.lane`, lane, "no such lane");
+      if (!DEPENDENCY_POLICIES.includes(onFailure as never)) {
+        throw new ConfigError(
+          `${at}.onFailure`,
+          onFailure,
+          `must be one of ${DEPENDENCY_POLICIES.join(", ")}`,
+        );
+      }
+      const key = `${full}\n${jobId}`;
+      if (seen.has(key)) throw new ConfigError(at, jobId, "is given twice");
+      seen.add(key);
+      deps.push({ lane: full, id: jobId, onFailure: onFailure as JobDependency["onFailure"] });
+    }
+    if (adapter.capabilities.flows !== true || adapter.putFlow === undefined) {
+      throw new UnsupportedError(adapter.name, "dependencies (capability flows)", field);
+    }
+    return deps;
+  };
+
+  const checkGroup = (
+    task: AnyTask,
+    group: unknown,
+    index: number | string | undefined,
+  ): string => {
     const field = fieldOf(index, "group");
     if (typeof group !== "string" || group.length === 0 || group.length > 128) {
       throw new ConfigError(field, group, "must be a string of 1-128 characters");
@@ -239,7 +329,11 @@ export function createJobEncoder(
     return group;
   };
 
-  const checkDebounce = (given: unknown, now: number, index: number | undefined): JobDebounce => {
+  const checkDebounce = (
+    given: unknown,
+    now: number,
+    index: number | string | undefined,
+  ): JobDebounce => {
     const field = fieldOf(index, "debounce");
     if (typeof given !== "object" || given === null || Array.isArray(given)) {
       throw new ConfigError(field, given, "must be an object { key, ms, keep? }");
@@ -271,7 +365,7 @@ export function createJobEncoder(
     return { key, until: now + ms, keep };
   };
 
-  const checkTags = (tags: unknown, index: number | undefined): string[] => {
+  const checkTags = (tags: unknown, index: number | string | undefined): string[] => {
     const field = fieldOf(index, "tags");
     if (!Array.isArray(tags) || tags.length > MAX_TAGS) {
       throw new ConfigError(field, tags, `must be an array of at most ${MAX_TAGS} tags`);
@@ -296,7 +390,7 @@ export function createJobEncoder(
     opts: PublishOptions,
     runAt: number | undefined,
     now: number,
-    index: number | undefined,
+    index: number | string | undefined,
   ): number | undefined => {
     const { expiresInMs, expiresAt } = opts;
     if (expiresInMs === undefined && expiresAt === undefined) return undefined;

@@ -3,6 +3,7 @@ import type {
   AdapterEvent,
   CancelResult,
   ChangeResult,
+  DependencyPolicy,
   FailureGroup,
   JobFilter,
   JobInfo,
@@ -103,6 +104,58 @@ export interface PublishOptions {
    * and a new window.
    */
   debounce?: { key: string; ms: number; keep?: "last" | "first" };
+  /**
+   * Jobs this one waits for (capability `flows`): it is stored `blocked` and becomes due
+   * once they have ended, as each one's `onFailure` says (default "fail": one that ends
+   * failed, canceled, expired or deleted fails this job unrun; README, "Flows"). A string
+   * is a job id of this job's lane; `{ jobId, lane, onFailure }` names another lane
+   * (config name). A job that has already ended counts at once; an id no lane holds
+   * rejects with DependencyNotFoundError, writing nothing. 1-1,000 entries; not with
+   * `debounce`, nor in publishMany.
+   */
+  dependsOn?: Array<string | JobDependencyInput>;
+}
+
+/** One job another waits for, as `dependsOn` names it. */
+export interface JobDependencyInput {
+  jobId: string;
+  /** Its lane (config name). Default: the lane of the job that waits. */
+  lane?: string;
+  /** What its failure does to the job that waits. Default "fail". */
+  onFailure?: DependencyPolicy;
+}
+
+/** A job of a flow (`tl.flow`): its task, payload and options, and its own children. */
+export interface FlowNode<T extends AnyTask = AnyTask> {
+  task: T;
+  payload: TaskInput<T>;
+  /** As publish's (`dependsOn` adds to the children; `debounce` is refused). */
+  options?: PublishOptions;
+  /** Jobs this one waits for, created with it: they run first. */
+  children?: FlowChild[];
+}
+
+/** A child of a flow's job: a FlowNode, and what its failure does to its parent. */
+export interface FlowChild<T extends AnyTask = AnyTask> extends FlowNode<T> {
+  /** Default "fail" (see PublishOptions.dependsOn and README, "Flows"). */
+  onFailure?: DependencyPolicy;
+}
+
+/** A job `tl.flow` put, and its children's, in the order given. */
+export interface FlowJob {
+  id: string;
+  /** Config name. */
+  lane: string;
+  task: string;
+  children: FlowJob[];
+}
+
+/**
+ * What `tl.flow` answers: the root job with its children. "duplicate": a job of the flow
+ * had the id of a stored job (a `jobId` given in options); nothing was written.
+ */
+export interface FlowResult extends FlowJob {
+  status: "created" | "duplicate";
 }
 
 /** How long and how `waitFor` waits. */
@@ -252,6 +305,15 @@ export interface Tasklane {
   workers(): Promise<WorkerInfo[]>;
   /** Failure groups of every lane of this client, largest first (capability `failureGroups`). */
   failures(): Promise<FailureGroup[]>;
+  /**
+   * Publish a job and the children it waits for, to any lanes of this client, in one
+   * step (capability `flows`, else UnsupportedError, nothing written): every payload is
+   * validated first, and one bad payload writes nothing. The children (nested to any
+   * depth, at most the adapter's maxBatch jobs in all) run first; the root is `blocked`
+   * until they have ended, then runs, and reads them with `ctx.children()`. Each child's
+   * `onFailure` says what its failure does (README, "Flows").
+   */
+  flow<T extends AnyTask>(flow: FlowNode<T> & { children: FlowChild[] }): Promise<FlowResult>;
   /** Create a worker (not started) serving all lanes, or `options.lanes`. */
   worker(options?: WorkerOptions): Worker;
   /** Management view of a lane, by config name. */

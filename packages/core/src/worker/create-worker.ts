@@ -88,6 +88,8 @@ export function createWorker(host: WorkerHost, options: WorkerOptions): Worker {
     reporter,
     adapterName: adapter.name,
     retryAfterMaxMs: caps.retryAfter ? caps.maxDelayMs : undefined,
+    flows: caps.flows === true && caps.get,
+    configName: host.configName,
   });
   const pool = createRunnerPool<HeldJob>({
     concurrency,

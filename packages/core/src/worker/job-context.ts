@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.ts";
-import { byteLength } from "../codec.ts";
+import { byteLength, decodeOrText } from "../codec.ts";
 import {
   ConfigError,
   PayloadTooLargeError,
@@ -8,7 +8,7 @@ import {
   ValidationError,
 } from "../errors.ts";
 import type { TasklaneEventBus } from "../events.ts";
-import type { JobContext } from "../task.ts";
+import type { ChildJob, JobContext } from "../task.ts";
 import type { HeldJob } from "./held-job.ts";
 import { bufferLog, bufferProgress, logLine, MAX_PROGRESS_BYTES } from "./report-buffer.ts";
 import type { Reporter } from "./reporter.ts";
@@ -24,6 +24,10 @@ export interface ContextHost {
   /** The adapter's name, and its maxDelayMs where it has capability `retryAfter`. */
   adapterName: string;
   retryAfterMaxMs: number | undefined;
+  /** The adapter has capability `flows` (and `get`): `ctx.children()` reads the job. */
+  flows: boolean;
+  /** A lane's config name from its full name. */
+  configName(full: string): string;
 }
 
 /** A handler's context. A class, so a job costs one small object rather than closures. */
@@ -70,6 +74,25 @@ export class HeldJobContext implements JobContext {
       throw new ConfigError("ms", ms, `must be a number of ms from 0 to ${host.retryAfterMaxMs}`);
     }
     return new RetryAfterError(host.clock.now() + ms, ms);
+  }
+  async children(): Promise<ChildJob[]> {
+    const host = this.#host;
+    const get = this.#h.lane.store.get;
+    if (!host.flows || get === undefined) {
+      throw new UnsupportedError(host.adapterName, "ctx.children (capability flows)");
+    }
+    const info = await get.call(this.#h.lane.store, this.#h.job.id);
+    return (info?.dependencies ?? []).map((d) => {
+      const child: ChildJob = {
+        id: d.id,
+        lane: host.configName(d.lane),
+        onFailure: d.onFailure,
+        state: d.state ?? "pending",
+      };
+      if (d.task !== undefined) child.task = d.task;
+      if (d.result !== undefined) child.result = decodeOrText(d.result);
+      return child;
+    });
   }
   async heartbeat(): Promise<boolean> {
     const h = this.#h;

@@ -30,6 +30,10 @@ export interface JobRunnerDeps {
   /** The adapter's name, and its maxDelayMs where it honours `ctx.retryAfter`. */
   adapterName: string;
   retryAfterMaxMs: number | undefined;
+  /** The adapter has capabilities `flows` and `get` (`ctx.children()`). */
+  flows: boolean;
+  /** A lane's config name from its full name. */
+  configName(full: string): string;
 }
 
 /**
@@ -48,6 +52,8 @@ export function createJobRunner(deps: JobRunnerDeps) {
     reporter,
     adapterName: deps.adapterName,
     retryAfterMaxMs: deps.retryAfterMaxMs,
+    flows: deps.flows,
+    configName: deps.configName,
   };
   const succeed = createSucceed({
     settle,

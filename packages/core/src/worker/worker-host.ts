@@ -32,6 +32,8 @@ export interface WorkerHost {
   readonly configs: ReadonlyMap<string, LaneConfig>;
   /** A fresh selector: built-in selectors keep per-worker state. */
   makeSelector(): Selector;
+  /** A lane's config name from its full (namespaced) name; an unknown one as it is. */
+  configName(full: string): string;
   /** The backend's handle of a lane, opened once per client. */
   openLane(name: string): Promise<LaneStore>;
   /** Put the due runs of the schedules stored in `lane` (config name). */

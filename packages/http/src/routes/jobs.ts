@@ -550,7 +550,7 @@ export function registerJobRoutes(app: App, ctx: ApiContext): void {
 
   const CancelBody = bulkBodySchema(
     "BulkCancelRequest",
-    ["waiting", "delayed", "active"],
+    ["waiting", "delayed", "blocked", "active"],
     ctx.bulkLimit,
   );
   app.openapi(
@@ -578,7 +578,7 @@ export function registerJobRoutes(app: App, ctx: ApiContext): void {
 
   const DeleteBody = bulkBodySchema(
     "BulkDeleteRequest",
-    ["waiting", "delayed", "succeeded", "failed", "canceled"],
+    ["waiting", "delayed", "blocked", "succeeded", "failed", "canceled"],
     ctx.bulkLimit,
   );
   app.openapi(
@@ -671,7 +671,13 @@ export function registerJobRoutes(app: App, ctx: ApiContext): void {
       ctx.require("move", "moving jobs between lanes");
       const { ids, more } = await select(lane, body);
       const results: MoveResult[] = ids.length === 0 ? [] : await lane.move(ids, toLane);
-      const outcomes = tally(results, ["moved", "not_found", "finished", "duplicate"] as const);
+      const outcomes = tally(results, [
+        "moved",
+        "not_found",
+        "finished",
+        "duplicate",
+        "blocked",
+      ] as const);
       return c.json(
         { matched: ids.length, changed: outcomes.moved, more, outcomes } satisfies BulkResult,
         200,

@@ -143,12 +143,16 @@ export function registerMetaRoutes(app: App, ctx: ApiContext): void {
   );
 }
 
-/** Every capability as a value: an operator capability an adapter leaves out is false. */
+/**
+ * Every capability as a value: an operator capability (or `flows`) an adapter leaves out
+ * is false.
+ */
 function capabilitiesOf(caps: Capabilities): Record<string, boolean | number> {
   const out: Record<string, boolean | number> = {};
   for (const [name, value] of Object.entries(caps)) {
     if (typeof value === "boolean" || typeof value === "number") out[name] = value;
   }
   for (const name of OPERATOR_CAPABILITIES) out[name] = caps[name] === true;
+  out.flows = caps.flows === true;
   return out;
 }
