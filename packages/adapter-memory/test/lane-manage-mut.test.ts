@@ -452,6 +452,7 @@ describe("promote", () => {
       succeeded: 1,
       canceled: 0,
       expired: 0,
+      blocked: 0,
     });
   });
 

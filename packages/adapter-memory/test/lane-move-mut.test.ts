@@ -14,6 +14,7 @@ const empty: LaneCounts = {
   succeeded: 0,
   canceled: 0,
   expired: 0,
+  blocked: 0,
 };
 
 /** A source lane "q" and a target lane "other" of one adapter. */
