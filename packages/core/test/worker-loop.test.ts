@@ -1,6 +1,7 @@
 import { createManualClock, createMemoryAdapter } from "@tasklane/adapter-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { LaneStore } from "../src/adapter.ts";
 import {
   createTasklane,
   defineTask,
@@ -8,6 +9,7 @@ import {
   type Tasklane,
   type TasklaneEvents,
 } from "../src/index.ts";
+import { bend } from "./bent-adapter.ts";
 
 const open: Tasklane[] = [];
 afterEach(async () => {
@@ -79,5 +81,61 @@ describe("the worker loop", () => {
     for (let i = 0; i < 100 && drained.length === 1; i++) await clock.advance(10);
     expect(succeeded).toBe(2);
     expect(drained).toEqual([{ lanes: ["a", "b"] }, { lanes: ["a", "b"] }]);
+  });
+
+  it("a probe that a local publish to its lane overtook does not mark the lane empty", async () => {
+    // The loop's first selection probes the lanes while the application publishes: the
+    // probe of "low" counts before the job is put, and answers after the publish told the
+    // worker. Taken as "empty", the worker would long-poll "high" (60 s here, a clock
+    // nobody advances) with the job waiting on "low".
+    const clock = createManualClock();
+    let probeCounted: () => void = () => {};
+    const counted = new Promise<void>((resolve) => {
+      probeCounted = resolve;
+    });
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    let gated = false;
+    const adapter = bend(createMemoryAdapter({ clock }), {
+      lane: (store: LaneStore) =>
+        store.name === "low"
+          ? {
+              probe: async () => {
+                const n = await store.probe();
+                if (!gated) {
+                  gated = true;
+                  probeCounted();
+                  await answered;
+                }
+                return n;
+              },
+            }
+          : {},
+    });
+    const low = defineTask({ name: "low", lane: "low", schema: z.object({}), run: () => {} });
+    const tl = createTasklane({
+      adapter,
+      clock,
+      selector: "strict-priority",
+      lanes: [
+        { name: "high", priority: 1000, longPollMs: 60_000 },
+        { name: "low", priority: 1, longPollMs: 60_000 },
+      ],
+      tasks: [low],
+    });
+    open.push(tl);
+    let succeeded = 0;
+    tl.events.on("succeeded", () => {
+      succeeded++;
+    });
+    await tl.worker().start();
+    await counted;
+    await tl.publish(low, {});
+    answer();
+    // Within a second of the 60 s poll on "high".
+    for (let i = 0; i < 100 && succeeded === 0; i++) await clock.advance(10);
+    expect(succeeded).toBe(1);
   });
 });

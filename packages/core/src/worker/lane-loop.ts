@@ -148,6 +148,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     probe: async (lane) => {
       const ls = lanes.find((l) => l.lane === lane);
       if (!ls) return 0;
+      const publishes = ls.localPublishes;
       let n: number;
       try {
         n = await ls.store.probe();
@@ -159,6 +160,10 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         health.failed(ls);
         return 0;
       }
+      // A publish from this process overtook the probe: "empty" may predate its job. The
+      // lane holds it unless another worker took it (the reserve tells); its hint stays
+      // unknown (onLocalPublish), or the loop would long-poll elsewhere with it waiting.
+      if (n === 0 && ls.localPublishes !== publishes) return 1;
       setHint(ls, n, clock.now());
       return n;
     },

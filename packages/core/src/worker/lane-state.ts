@@ -26,9 +26,9 @@ export interface LaneState {
    */
   nextDueAt: number | undefined;
   /**
-   * Publishes to this lane from this process so far. A reserve's answer that a publish
-   * overtook (the count moved while it was in flight) may predate the new job: it does not
-   * set the lane's hint to empty.
+   * Publishes to this lane from this process so far. A reserve's or probe's answer that a
+   * publish overtook (the count moved while it was in flight) may predate the new job: it
+   * does not set the lane's hint to empty.
    */
   localPublishes: number;
   /** This lane's held jobs by id (for events that name a job). */
