@@ -343,8 +343,9 @@ export class SqsLane implements LaneStore {
     if (ready > 0) result.ready = ready;
     else if (jobs.length < limit) {
       // The lane looks empty. A message this lane sent with a delay may not be visible yet
-      // although its runAt has passed (see #noteDue): a worker that looked too early is told
-      // when to look again, or it would take this answer as the end of the wait.
+      // although its runAt has passed (see #noteDue), or may have become visible after the
+      // receive that found nothing was sent: a worker that looked too early is told when to
+      // look again (maybe now), or it would take this answer as the end of the wait.
       const at = this.#nextDue(Date.now());
       if (at !== undefined) {
         result.ready = 0;
@@ -420,12 +421,23 @@ export class SqsLane implements LaneStore {
     return band.dueSeenAt > band.readAt;
   }
 
-  /** The earliest time still to come by which a message noted by #noteDue is visible. */
+  /**
+   * When a worker whose reserve found the lane empty should look again: the earliest time
+   * by which a message noted by #noteDue is visible that the band's latest read has not
+   * seen. One still to come; or one that passed after that read was sent, reported as it
+   * is (a time passed: look again now). SQS answers a receive with what is visible when it
+   * gets the request, so a receive in flight while a retry became visible (its answer read
+   * late: a loaded machine) said nothing of the retry, though the time kept for it has
+   * passed by the time the reserve returns. A band watched by a long poll in flight is
+   * left to that poll (it gets what becomes visible while it waits); reporting its passed
+   * time would have the worker come back at once, again and again, to a band the reserve
+   * skips while the poll waits.
+   */
   #nextDue(now: number): number | undefined {
     let next: number | undefined;
     for (const band of this.#bands) {
-      this.#shownSinceRead(band, now);
-      const at = band.due[0];
+      const missed = this.#shownSinceRead(band, now) && band.poll === undefined;
+      const at = missed ? band.dueSeenAt : band.due[0];
       if (at !== undefined && (next === undefined || at < next)) next = at;
     }
     return next;

@@ -196,3 +196,104 @@ it("a retry whose hand-back reached SQS late starts when SQS shows it, not after
     client.middlewareStack.remove(name);
   }
 }, 30_000);
+
+it.each([
+  ["one queue per lane", false],
+  ["priority bands", true],
+])(
+  "a retry that becomes visible while the look for it is in flight still starts (%s)",
+  async (_layout, priorityLanes) => {
+    // The worker looks for the retry at runAt's second's end; SQS answers that receive with
+    // what is visible when it gets the request. Here the hand-back's send reached SQS late,
+    // so the retry is not visible yet, and the answer is read late too (a loaded machine):
+    // after the time the lane keeps for the retry (the send's answer plus its delay). That
+    // empty answer says nothing of the retry: the reserve must not report the lane empty
+    // with nothing to come, or the worker forgets the retry and long-polls the other lane
+    // (on fauxqs, whose queue counts leave a delayed message out until a receive, for good).
+    const high = uniqueName("high");
+    const low = uniqueName("low");
+    const sendLagMs = 2_500;
+    const answerLagMs = 2_500;
+    let sentDelayed = false;
+    /** Messages in the answer that was read late. */
+    const lateAnswers: number[] = [];
+    const name = "delaySendAndAnswer";
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as {
+          Entries?: Array<{ DelaySeconds?: number }>;
+          QueueUrl?: string;
+          WaitTimeSeconds?: number;
+        };
+        if (
+          context.commandName === "SendMessageBatchCommand" &&
+          input.Entries?.some((e) => (e.DelaySeconds ?? 0) > 0)
+        ) {
+          // The request leaves late, as it does when the process or the network is slow.
+          await new Promise((r) => setTimeout(r, sendLagMs));
+          const out = await next(args);
+          sentDelayed = true;
+          return out;
+        }
+        if (
+          context.commandName === "ReceiveMessageCommand" &&
+          sentDelayed &&
+          lateAnswers.length === 0 &&
+          (input.WaitTimeSeconds ?? 0) === 0 &&
+          input.QueueUrl?.includes(low) === true
+        ) {
+          // The first look at the retry's lane after the hand-back: SQS answers at once,
+          // the answer is read late.
+          const out = await next(args);
+          lateAnswers.push((out.output as { Messages?: unknown[] }).Messages?.length ?? 0);
+          await new Promise((r) => setTimeout(r, answerLagMs));
+          return out;
+        }
+        return next(args);
+      },
+      { step: "initialize", name },
+    );
+    const runAts: number[] = [];
+    const startedAt: number[] = [];
+    const flaky = defineTask({
+      name: "flaky",
+      lane: low,
+      schema,
+      retry: { maxAttempts: 2, baseMs: 2_000, jitter: 0 },
+      async run(_payload: { n: number }, ctx) {
+        if (ctx.attempt === 1) throw new Error("first attempt fails");
+        startedAt.push(Date.now());
+      },
+    });
+    const tl = createTasklane({
+      adapter: createSqsAdapter({ client, priorityLanes }),
+      selector: "strict-priority",
+      lanes: [
+        { name: high, priority: 1000, leaseMs: 20_000, longPollMs: 20_000 },
+        { name: low, priority: 1, leaseMs: 20_000, longPollMs: 20_000 },
+      ],
+      tasks: [flaky],
+    });
+    tl.events.on("retrying", (e) => runAts.push(e.runAt));
+    try {
+      const worker = tl.worker({ concurrency: 2 });
+      await worker.start();
+      await tl.publish(flaky, { n: 1 });
+      // Before the 20 s poll on `high` ends by itself (it began before the first attempt).
+      await waitFor(() => startedAt.length > 0, 15_000, 25);
+      // The late answer was the look at runAt's second's end, before the retry was visible.
+      expect(lateAnswers).toEqual([0]);
+      expect(runAts).toHaveLength(1);
+      const lateMs = (startedAt[0] as number) - (runAts[0] as number);
+      // Visible sendLagMs after runAt at the earliest; looked at again once the late answer
+      // is read (about runAt + 1 s + answerLagMs), with the allowance for a loaded machine
+      // of the test above.
+      expect(lateMs).toBeGreaterThanOrEqual(sendLagMs);
+      expect(lateMs).toBeLessThan(1_000 + answerLagMs + 5_000);
+    } finally {
+      await tl.close();
+      client.middlewareStack.remove(name);
+    }
+  },
+  30_000,
+);

@@ -324,7 +324,10 @@ export interface ReserveResult {
    * falling due, a lease running out or the rate limit's window letting a waiting job
    * start (capability `rateLimit`), when the backend knows it cheaply. Early rather
    * than late (a bound); undefined when nothing is scheduled or unknown. A worker serving
-   * several lanes ends a long poll on another lane at that time.
+   * several lanes ends a long poll on another lane at that time. A time already passed
+   * means "look again now" (a job may have become takeable after this reserve looked:
+   * see docs/adapter-contract.md); the next reserve looks again, and must not answer so
+   * for the same time, or the worker would spin.
    */
   nextDueAt?: number;
 }

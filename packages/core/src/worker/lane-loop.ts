@@ -43,7 +43,7 @@ import type { AnyTask } from "../task.ts";
 import { createHeldJob, type HeldJob } from "./held-job.ts";
 import type { HeldJobs } from "./held-jobs.ts";
 import { createLaneHealth } from "./lane-health.ts";
-import { freshHint, type LaneState, setHint } from "./lane-state.ts";
+import { freshHint, type LaneState, setCount, setHint } from "./lane-state.ts";
 import type { RunnerPool } from "./runner-pool.ts";
 import type { Settler } from "./settler.ts";
 import { bump, type WorkerMetrics } from "./worker-metrics.ts";
@@ -127,7 +127,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     errorBackoffMs,
     onRejoin: (ls, ready) => {
       if (stopping.aborted) return;
-      setHint(ls, ready, clock.now());
+      setCount(ls, ready, clock.now());
       endPollElsewhere(ls);
     },
     onProbeError: (ls, error) => {
@@ -148,6 +148,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
     probe: async (lane) => {
       const ls = lanes.find((l) => l.lane === lane);
       if (!ls) return 0;
+      const publishes = ls.localPublishes;
       let n: number;
       try {
         n = await ls.store.probe();
@@ -159,8 +160,15 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
         health.failed(ls);
         return 0;
       }
-      setHint(ls, n, clock.now());
-      return n;
+      // A publish from this process overtook the probe: "empty" may predate its job. The
+      // lane holds it unless another worker took it (the reserve tells); its hint stays
+      // unknown (onLocalPublish), or the loop would long-poll elsewhere with it waiting.
+      if (n === 0 && ls.localPublishes !== publishes) return 1;
+      setCount(ls, n, clock.now());
+      // A lane counted empty whose job has fallen due meanwhile counts as holding it (see
+      // freshHint): a probe sent before the due time may answer after it, and the reserve
+      // tells. Taken as empty, the loop would long-poll another lane with the job due.
+      return hintOf(ls) ?? n;
     },
     limitTurn: (maxJobs) => {
       turnCap = Math.max(1, Math.floor(maxJobs) || 1);
@@ -175,7 +183,7 @@ export function createLaneLoop(deps: LaneLoopDeps): LaneLoop {
       return;
     }
     ls.localPublishes++;
-    setHint(ls, undefined, clock.now());
+    setCount(ls, undefined, clock.now());
     // End a long poll on another lane so the new job starts now, not after longPollMs. A
     // poll on this very lane is woken by the backend itself (the contract requires it):
     // aborting it would only cost a round trip.

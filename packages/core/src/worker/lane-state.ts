@@ -26,9 +26,9 @@ export interface LaneState {
    */
   nextDueAt: number | undefined;
   /**
-   * Publishes to this lane from this process so far. A reserve's answer that a publish
-   * overtook (the count moved while it was in flight) may predate the new job: it does not
-   * set the lane's hint to empty.
+   * Publishes to this lane from this process so far. A reserve's or probe's answer that a
+   * publish overtook (the count moved while it was in flight) may predate the new job: it
+   * does not set the lane's hint to empty.
    */
   localPublishes: number;
   /** This lane's held jobs by id (for events that name a job). */
@@ -50,9 +50,9 @@ export function freshHint(ls: LaneState, now: number, ttlMs: number): number | u
 }
 
 /**
- * What a reserve or probe at `now` taught about the lane: its ready count and, when it
- * has none, when a job may become takeable (undefined: not told). A due time that has
- * passed is answered by this very look, so it is forgotten.
+ * What a reserve at `now` taught about the lane: its ready count and, when it has none,
+ * when a job may become takeable (undefined: not told). A due time that has passed is
+ * answered by this very look (it would have taken the job), so it is forgotten.
  */
 export function setHint(
   ls: LaneState,
@@ -64,4 +64,15 @@ export function setHint(
   ls.hintAt = now;
   if (nextDueAt !== undefined) ls.nextDueAt = nextDueAt;
   else if (ls.nextDueAt !== undefined && ls.nextDueAt <= now) ls.nextDueAt = undefined;
+}
+
+/**
+ * The lane's ready count as a probe at `now` counted it (undefined: unknown, after a
+ * publish). It never forgets a due time: a probe may not count a job that has fallen due
+ * (SQS counts are approximate and lag; fauxqs leaves a delayed message out until a
+ * receive), and one sent before the due time may answer after it. Only a reserve does.
+ */
+export function setCount(ls: LaneState, n: number | undefined, now: number): void {
+  ls.hint = n;
+  ls.hintAt = now;
 }
