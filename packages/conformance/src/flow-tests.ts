@@ -117,7 +117,9 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
       expect(info.state).toBe("failed");
       expect(info.attempt).toBe(0);
       expect(info.error?.reason).toBe("dependency_failed");
+      expect(info.error?.name).toBe("DependencyFailedError");
       expect(info.error?.message).toContain(bad.id);
+      expect(info.history.find((e) => e.event === "failed")?.detail).toBe("dependency_failed");
       expect(info.dependencies?.map((d) => d.state)).toEqual(["failed", undefined]);
       // the other child is not touched, and its end changes nothing more
       expect(await lane.ack([heldGood.lock])).toEqual(["ok"]);
@@ -127,6 +129,33 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
         "succeeded",
       ]);
       expect(await take(h, lane)).toEqual([]);
+    });
+
+    it("a child re-prioritised or promoted (its record copied) still ends for its parent", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "flows", "get", "changePriority", "promote");
+      const lane = await h.freshLane();
+      const waitingChild = h.job({ task: "w" });
+      const delayedChild = h.job({ task: "d", runAt: h.now() + 100 * h.unit });
+      const parent = h.job({
+        task: "p",
+        dependsOn: [dep(lane, waitingChild), dep(lane, delayedChild)],
+      });
+      await putFlow(h, [
+        { lane, job: waitingChild },
+        { lane, job: delayedChild },
+        { lane, job: parent },
+      ]);
+      expect(await method(lane, "setPriority")([waitingChild.id], 3)).toEqual(["ok"]);
+      expect(await method(lane, "promote")([delayedChild.id])).toEqual(["ok"]);
+      const held = await h.reserveAll(lane, 2, 50 * h.unit);
+      expect(held.map((j) => j.id).sort()).toEqual([waitingChild.id, delayedChild.id].sort());
+      expect(await lane.ack(held.map((j) => j.lock))).toEqual(["ok", "ok"]);
+      expect(await state(lane, parent.id)).toBe("waiting");
+      expect((await method(lane, "get")(parent.id))?.dependencies?.map((d) => d.state)).toEqual([
+        "succeeded",
+        "succeeded",
+      ]);
     });
 
     it('"fail": a canceled child fails the parent too', async (ctx) => {

@@ -28,7 +28,9 @@ export type OptionalLaneMethod =
   | "pause"
   | "resume"
   | "isPaused"
-  | "stats";
+  | "stats"
+  | "setPriority"
+  | "promote";
 
 /** The adapter's subscribe, bound; fails the test when the capability has no method. */
 export function subscribeOf(adapter: Adapter): NonNullable<Adapter["subscribe"]> {
