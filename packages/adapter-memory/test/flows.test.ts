@@ -1,7 +1,7 @@
 import { ConfigError, LaneFullError } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { createMemoryAdapter } from "../src/index.ts";
-import { job, now, setup } from "./helpers.ts";
+import { job, now, START, setup } from "./helpers.ts";
 
 describe("putFlow on memory", () => {
   it("refuses a lane of another adapter, and a bad onFailure, with a ConfigError naming it", async () => {
@@ -69,5 +69,38 @@ describe("putFlow on memory", () => {
     const [c] = (await lane.reserve(now)).jobs;
     await lane.ack([c?.lock as never]);
     expect(await lane.get("p")).toMatchObject({ state: "waiting", priority: 7 });
+  });
+
+  it("a dependency that expired before it was depended upon fails the job at once", async () => {
+    const { adapter, clock, lane } = await setup();
+    await lane.put([job("e", { expiresAt: START + 1_000 })]);
+    await clock.advance(1_000);
+    expect(await lane.get("e")).toMatchObject({ state: "expired" });
+    expect(
+      await adapter.putFlow([
+        { lane, job: job("p", { dependsOn: [{ lane: "q", id: "e", onFailure: "fail" }] }) },
+      ]),
+    ).toEqual({ status: "created" });
+    const parent = await lane.get("p");
+    expect(parent).toMatchObject({ state: "failed", error: { reason: "dependency_failed" } });
+    expect(parent?.dependencies?.map((d) => d.state)).toEqual(["expired"]);
+  });
+
+  it("time is applied in a dependency's own lane first: a lease that ran out there is seen", async () => {
+    // The dependency's lane holds no other call between its lease's end and the flow:
+    // without that lane's step of time the job would still look active, and the flow's
+    // job blocked on it.
+    const { adapter, clock, lane } = await setup({ maxStalls: 0 });
+    const deps = await adapter.lane("d", { maxStalls: 0, historyLimit: 10 });
+    await deps.put([job("c")]);
+    await deps.reserve({ ...now, leaseMs: 1_000 });
+    await clock.advance(1_000);
+    await adapter.putFlow([
+      { lane, job: job("p", { dependsOn: [{ lane: "d", id: "c", onFailure: "fail" }] }) },
+    ]);
+    expect(await lane.get("p")).toMatchObject({
+      state: "failed",
+      dependencies: [{ lane: "d", id: "c", onFailure: "fail", state: "failed", task: "t" }],
+    });
   });
 });
