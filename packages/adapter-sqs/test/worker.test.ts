@@ -126,6 +126,49 @@ it("a worker draining a backlog keeps several receives in flight, not one long p
   }
 }, 30_000);
 
+/**
+ * A worker long-polling lane `high` (20 s polls, strict priority) while a task on lane
+ * `low` fails once and retries 2 s later. `run()` publishes it, waits for the retry to
+ * start (before the poll on `high` ends by itself) and answers how many ms after its
+ * runAt it started; the tests make SQS slow on the way.
+ */
+function retryBehindLongPoll(priorityLanes: boolean) {
+  const high = uniqueName("high");
+  const low = uniqueName("low");
+  const runAts: number[] = [];
+  const startedAt: number[] = [];
+  const flaky = defineTask({
+    name: "flaky",
+    lane: low,
+    schema,
+    retry: { maxAttempts: 2, baseMs: 2_000, jitter: 0 },
+    async run(_payload: { n: number }, ctx) {
+      if (ctx.attempt === 1) throw new Error("first attempt fails");
+      startedAt.push(Date.now());
+    },
+  });
+  const tl = createTasklane({
+    adapter: createSqsAdapter({ client, priorityLanes }),
+    selector: "strict-priority",
+    lanes: [
+      { name: high, priority: 1000, leaseMs: 20_000, longPollMs: 20_000 },
+      { name: low, priority: 1, leaseMs: 20_000, longPollMs: 20_000 },
+    ],
+    tasks: [flaky],
+  });
+  tl.events.on("retrying", (e) => runAts.push(e.runAt));
+  const run = async (): Promise<number> => {
+    const worker = tl.worker({ concurrency: 2 });
+    await worker.start();
+    await tl.publish(flaky, { n: 1 });
+    // Before the 20 s poll on `high` ends by itself (it began before the first attempt).
+    await waitFor(() => startedAt.length > 0, 15_000, 25);
+    expect(runAts).toHaveLength(1);
+    return (startedAt[0] as number) - (runAts[0] as number);
+  };
+  return { tl, low, run };
+}
+
 it("a retry whose hand-back reached SQS late starts when SQS shows it, not after another lane's long poll", async () => {
   // SQS counts a message's DelaySeconds from when it receives the SendMessage, and the
   // adapter rounds the delay up to a second: a retry is visible from between runAt and
@@ -134,8 +177,7 @@ it("a retry whose hand-back reached SQS late starts when SQS shows it, not after
   // is not visible yet, so that look finds the lane empty. The retry must still start once
   // SQS shows it, not after the other lane's 20 s poll (on fauxqs, whose queue counts
   // leave out delayed messages until a receive, it never started).
-  const high = uniqueName("high");
-  const low = uniqueName("low");
+  const { tl, run } = retryBehindLongPoll(true);
   const sendLagMs = 1_500;
   let delayedSends = 0;
   const name = "delayDelayedSends";
@@ -154,37 +196,9 @@ it("a retry whose hand-back reached SQS late starts when SQS shows it, not after
     },
     { step: "initialize", name },
   );
-  const runAts: number[] = [];
-  const startedAt: number[] = [];
-  const flaky = defineTask({
-    name: "flaky",
-    lane: low,
-    schema,
-    retry: { maxAttempts: 2, baseMs: 2_000, jitter: 0 },
-    async run(_payload: { n: number }, ctx) {
-      if (ctx.attempt === 1) throw new Error("first attempt fails");
-      startedAt.push(Date.now());
-    },
-  });
-  const tl = createTasklane({
-    adapter: createSqsAdapter({ client, priorityLanes: true }),
-    selector: "strict-priority",
-    lanes: [
-      { name: high, priority: 1000, leaseMs: 20_000, longPollMs: 20_000 },
-      { name: low, priority: 1, leaseMs: 20_000, longPollMs: 20_000 },
-    ],
-    tasks: [flaky],
-  });
-  tl.events.on("retrying", (e) => runAts.push(e.runAt));
   try {
-    const worker = tl.worker({ concurrency: 2 });
-    await worker.start();
-    await tl.publish(flaky, { n: 1 });
-    // Before the 20 s poll on `high` ends by itself (it began before the first attempt).
-    await waitFor(() => startedAt.length > 0, 15_000, 25);
+    const lateMs = await run();
     expect(delayedSends).toBe(1);
-    expect(runAts).toHaveLength(1);
-    const lateMs = (startedAt[0] as number) - (runAts[0] as number);
     // SQS got the send sendLagMs after runAt − 2 s at the earliest, so the retry cannot
     // start before runAt + sendLagMs; it starts when SQS shows it (the send's answer plus
     // 2 s, about then), with the same allowance for a loaded machine as the conformance
@@ -210,8 +224,7 @@ it.each([
     // empty answer says nothing of the retry: the reserve must not report the lane empty
     // with nothing to come, or the worker forgets the retry and long-polls the other lane
     // (on fauxqs, whose queue counts leave a delayed message out until a receive, for good).
-    const high = uniqueName("high");
-    const low = uniqueName("low");
+    const { tl, low, run } = retryBehindLongPoll(priorityLanes);
     const sendLagMs = 2_500;
     const answerLagMs = 2_500;
     let sentDelayed = false;
@@ -253,38 +266,10 @@ it.each([
       },
       { step: "initialize", name },
     );
-    const runAts: number[] = [];
-    const startedAt: number[] = [];
-    const flaky = defineTask({
-      name: "flaky",
-      lane: low,
-      schema,
-      retry: { maxAttempts: 2, baseMs: 2_000, jitter: 0 },
-      async run(_payload: { n: number }, ctx) {
-        if (ctx.attempt === 1) throw new Error("first attempt fails");
-        startedAt.push(Date.now());
-      },
-    });
-    const tl = createTasklane({
-      adapter: createSqsAdapter({ client, priorityLanes }),
-      selector: "strict-priority",
-      lanes: [
-        { name: high, priority: 1000, leaseMs: 20_000, longPollMs: 20_000 },
-        { name: low, priority: 1, leaseMs: 20_000, longPollMs: 20_000 },
-      ],
-      tasks: [flaky],
-    });
-    tl.events.on("retrying", (e) => runAts.push(e.runAt));
     try {
-      const worker = tl.worker({ concurrency: 2 });
-      await worker.start();
-      await tl.publish(flaky, { n: 1 });
-      // Before the 20 s poll on `high` ends by itself (it began before the first attempt).
-      await waitFor(() => startedAt.length > 0, 15_000, 25);
+      const lateMs = await run();
       // The late answer was the look at runAt's second's end, before the retry was visible.
       expect(lateAnswers).toEqual([0]);
-      expect(runAts).toHaveLength(1);
-      const lateMs = (startedAt[0] as number) - (runAts[0] as number);
       // Visible sendLagMs after runAt at the earliest; looked at again once the late answer
       // is read (about runAt + 1 s + answerLagMs), with the allowance for a loaded machine
       // of the test above.
