@@ -4,6 +4,9 @@ import { z } from "zod";
 import type { LaneStore } from "../src/adapter.ts";
 import { sleep } from "../src/clock.ts";
 import {
+  type Adapter,
+  type AnyTask,
+  type Clock,
   createTasklane,
   defineTask,
   type Selector,
@@ -18,6 +21,30 @@ afterEach(async () => {
 });
 
 const task = defineTask({ name: "t", lane: "a", schema: z.object({}), run: () => {} });
+
+/**
+ * A client of lanes "high" and "low" served by strict priority, both long-polling for
+ * `longPollMs`: a worker idle on "high" is what a job on "low" must not wait behind.
+ */
+function highAndLow(
+  adapter: Adapter,
+  clock: Clock,
+  longPollMs: number,
+  tasks: AnyTask[],
+): Tasklane {
+  const tl = createTasklane({
+    adapter,
+    clock,
+    selector: "strict-priority",
+    lanes: [
+      { name: "high", priority: 1000, longPollMs },
+      { name: "low", priority: 1, longPollMs },
+    ],
+    tasks,
+  });
+  open.push(tl);
+  return tl;
+}
 
 describe("the worker loop", () => {
   it("reports a selector that throws as a loop error and tries again after a doubling back-off", async () => {
@@ -116,17 +143,7 @@ describe("the worker loop", () => {
           : {},
     });
     const low = defineTask({ name: "low", lane: "low", schema: z.object({}), run: () => {} });
-    const tl = createTasklane({
-      adapter,
-      clock,
-      selector: "strict-priority",
-      lanes: [
-        { name: "high", priority: 1000, longPollMs: 60_000 },
-        { name: "low", priority: 1, longPollMs: 60_000 },
-      ],
-      tasks: [low],
-    });
-    open.push(tl);
+    const tl = highAndLow(adapter, clock, 60_000, [low]);
     let succeeded = 0;
     tl.events.on("succeeded", () => {
       succeeded++;
@@ -175,17 +192,7 @@ describe("the worker loop", () => {
         startedAt.push(clock.now());
       },
     });
-    const tl = createTasklane({
-      adapter,
-      clock,
-      selector: "strict-priority",
-      lanes: [
-        { name: "high", priority: 1000, longPollMs: 1_500 },
-        { name: "low", priority: 1, longPollMs: 1_500 },
-      ],
-      tasks: [flaky],
-    });
-    open.push(tl);
+    const tl = highAndLow(adapter, clock, 1_500, [flaky]);
     tl.events.on("retrying", (e) => runAts.push(e.runAt));
     await tl.publish(flaky, {});
     await tl.worker().start();
