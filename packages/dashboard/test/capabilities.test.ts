@@ -205,7 +205,7 @@ describe("on an adapter that declares fewer capabilities", () => {
     // Waiting jobs can still be canceled.
     const { id } = await tl.publish(report, { day: "x" });
     await page.goto(`${srv.ui}#/job/low/${id}`);
-    const cancel = page.getByRole("button", { name: "Cancel" });
+    const cancel = page.getByRole("button", { name: "Cancel", exact: true });
     await cancel.waitFor();
     expect(await cancel.isEnabled()).toBe(true);
     expect(await page.getByRole("button", { name: "Delete" }).isDisabled()).toBe(true);

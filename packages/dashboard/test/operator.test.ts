@@ -248,7 +248,14 @@ describe("job lists", () => {
     const blockedTable = page.getByRole("table", { name: "blocked jobs in low" });
     await waitForText(blockedTable, (t) => t.includes(blocked.slice(0, 8)), "the blocked job");
     await blockedTable.getByRole("link", { name: `Job ${blocked}` }).click();
-    await page.getByRole("button", { name: "Cancel" }).waitFor();
+    // exact: the list page's "Cancel selected" and "Cancel all blocked…" may still be up
+    // while the job page loads.
+    const cancel = page.getByRole("button", { name: "Cancel", exact: true });
+    await cancel.click();
+    await waitFor(
+      async () => (await tl.lane("low").get(blocked))?.state === "canceled",
+      "the blocked job canceled",
+    );
   });
 });
 
