@@ -4,8 +4,9 @@ import type { JobRecord } from "./job-record.ts";
 /**
  * The waiting jobs of a lane opened with `groups` (fair groups): one heap per group (the
  * lane's order inside it: priority, due time, put order) and the groups that have jobs in
- * a ring, served round-robin, one job per group per turn. A group with `limit` jobs
- * active is passed over until one of them ends. Jobs without a group are the group "".
+ * a ring, served round-robin, one job per group per turn. A group without room (its
+ * `concurrency` jobs active, or its own rate limit's window full) is passed over until it
+ * has some. Jobs without a group are the group "".
  *
  * A group joins the ring's end when its first job arrives (it is served after the groups
  * already waiting have had their turn) and leaves it when it runs out of jobs.
@@ -39,11 +40,11 @@ export class GroupedReady {
   }
 
   /**
-   * The next group's next job, skipping groups with `limit` jobs active (`active`: the
-   * lane's active jobs per group, which the caller counts up as it takes); undefined
-   * when every group with jobs is at its limit, or none has jobs.
+   * The next group's next job, skipping groups `room` gives no start (their concurrency
+   * or their own rate limit used up; the caller counts what it takes); undefined when
+   * every group with jobs is out of room, or none has jobs.
    */
-  pop(active: Map<string, number>, limit: number): JobRecord | undefined {
+  pop(room: (group: string) => number): JobRecord | undefined {
     let looked = 0;
     while (looked < this.ring.length) {
       if (this.next >= this.ring.length) this.next = 0;
@@ -54,7 +55,7 @@ export class GroupedReady {
         this.leaveNext(group);
         continue;
       }
-      if ((active.get(group) ?? 0) >= limit) {
+      if (room(group) <= 0) {
         this.next++;
         looked++;
         continue;
@@ -68,14 +69,22 @@ export class GroupedReady {
     return undefined;
   }
 
-  /** How many jobs pop would hand out now, at most (each group up to its free slots). */
-  takeable(active: Map<string, number>, limit: number): number {
-    if (limit === Number.POSITIVE_INFINITY) return this.size;
+  /** How many jobs pop would hand out now, at most (each group up to its `room`). */
+  takeable(room: (group: string) => number): number {
     let n = 0;
     for (const [group, heap] of this.heaps) {
-      n += Math.max(0, Math.min(heap.size, limit - (active.get(group) ?? 0)));
+      if (heap.size > 0) n += Math.max(0, Math.min(heap.size, room(group)));
     }
     return n;
+  }
+
+  /** The least `at(group)` over the groups with jobs; Infinity when none has any. */
+  earliest(at: (group: string) => number): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (const [group, heap] of this.heaps) {
+      if (heap.size > 0) min = Math.min(min, at(group));
+    }
+    return min;
   }
 
   /** Every waiting job, emptying the queue (a lane reconfigured without groups). */

@@ -88,6 +88,7 @@ import { ExpiryIndex } from "./expiry-index.ts";
 import { Extras, type JobExtra } from "./extras.ts";
 import { FailureGroups } from "./failure-groups.ts";
 import { type DependencyEnd, FlowLinks } from "./flow-links.ts";
+import { GroupStarts } from "./group-starts.ts";
 import { GroupedReady } from "./grouped-ready.ts";
 import { RecordHeap } from "./heap.ts";
 import { JobRecord, ListNode } from "./job-record.ts";
@@ -206,10 +207,12 @@ export class MemoryLaneImpl implements MemoryLane {
   private readonly ready = new RecordHeap(false);
   /**
    * A lane opened with `groups` keeps its waiting jobs here instead of `ready` (fair
-   * groups, grouped-ready.ts), and runs at most `groupLimit` jobs of one group at once.
+   * groups, grouped-ready.ts), and runs at most `groupLimit` jobs of one group at once,
+   * and, with `groups.rateLimit`, at most that many starts of one group per window.
    */
   private grouped: GroupedReady | undefined = undefined;
   private groupLimit = Number.POSITIVE_INFINITY;
+  private groupStarts: GroupStarts | undefined = undefined;
   private readonly delayed = new RecordHeap(false);
   private readonly leases = new LeaseIndex();
   private readonly lists: Record<JobState, StateList> = {
@@ -279,6 +282,10 @@ export class MemoryLaneImpl implements MemoryLane {
   /** Fair groups on or off: the waiting jobs move to the structure that now serves them. */
   private configureGroups(groups: LaneStoreOptions["groups"]): void {
     this.groupLimit = groups?.concurrency ?? Number.POSITIVE_INFINITY;
+    const rate = groups?.rateLimit;
+    // The same limit again (a lane opened once more) keeps the groups' windows.
+    if (rate === undefined) this.groupStarts = undefined;
+    else if (!this.groupStarts?.sameLimit(rate)) this.groupStarts = new GroupStarts(rate);
     if (groups !== undefined && this.grouped === undefined) {
       const grouped = new GroupedReady();
       for (let rec = this.ready.pop(); rec !== undefined; rec = this.ready.pop()) grouped.push(rec);
@@ -466,17 +473,17 @@ export class MemoryLaneImpl implements MemoryLane {
     const grouped = this.grouped;
     if (n <= 0 || (grouped === undefined ? this.ready.size : grouped.size) === 0) return jobs;
     const active = grouped === undefined ? undefined : this.activeByGroup();
+    const room = active === undefined ? undefined : this.groupRoom(now, active);
     const stats = this.dayStats(now);
     const expiresAt = now + leaseMs;
     while (n-- > 0) {
       const rec =
-        grouped === undefined
-          ? this.ready.pop()
-          : grouped.pop(active as Map<string, number>, this.groupLimit);
+        grouped === undefined ? this.ready.pop() : grouped.pop(room as (group: string) => number);
       if (rec === undefined) break;
       if (active !== undefined) {
         const group = rec.group ?? "";
         active.set(group, (active.get(group) ?? 0) + 1);
+        this.groupStarts?.add(group, now);
       }
       rec.attempt++;
       rec.token = String(++this.tokenSeq);
@@ -550,6 +557,7 @@ export class MemoryLaneImpl implements MemoryLane {
       this.delayed.peekKey(),
       this.leases.peekKey(),
       this.rateOpenAt(this.clock.now()),
+      this.groupOpenAt(this.clock.now()),
     );
     return next === Number.POSITIVE_INFINITY ? { jobs, ready } : { jobs, ready, nextDueAt: next };
   }
@@ -562,7 +570,36 @@ export class MemoryLaneImpl implements MemoryLane {
     if (free <= 0) return 0;
     const grouped = this.grouped;
     if (grouped === undefined) return Math.min(this.ready.size, free);
-    return Math.min(grouped.takeable(this.activeByGroup(), this.groupLimit), free);
+    if (this.groupLimit === Number.POSITIVE_INFINITY && this.groupStarts === undefined) {
+      return Math.min(grouped.size, free);
+    }
+    const room = this.groupRoom(this.clock.now(), this.activeByGroup());
+    return Math.min(grouped.takeable(room), free);
+  }
+
+  /** Starts a group may still make now: its concurrency's and its own window's room. */
+  private groupRoom(now: number, active: Map<string, number>): (group: string) => number {
+    const limit = this.groupLimit;
+    const starts = this.groupStarts;
+    if (starts === undefined) return (group) => limit - (active.get(group) ?? 0);
+    return (group) => Math.min(limit - (active.get(group) ?? 0), starts.room(group, now));
+  }
+
+  /**
+   * While groups with jobs are held back by their own windows only: when the first of
+   * those windows lets a start happen. Infinity otherwise.
+   */
+  private groupOpenAt(now: number): number {
+    const starts = this.groupStarts;
+    const grouped = this.grouped;
+    if (starts === undefined || grouped === undefined || grouped.size === 0 || this.paused) {
+      return Number.POSITIVE_INFINITY;
+    }
+    const active = this.activeByGroup();
+    const limit = this.groupLimit;
+    return grouped.earliest((group) =>
+      (active.get(group) ?? 0) >= limit ? Number.POSITIVE_INFINITY : starts.openAt(group, now),
+    );
   }
 
   /**
@@ -1577,6 +1614,7 @@ export class MemoryLaneImpl implements MemoryLane {
       this.delayed.peekKey(),
       this.leases.peekKey(),
       this.rateOpenAt(this.clock.now()),
+      this.groupOpenAt(this.clock.now()),
     );
     if (at === this.wakeAt) return;
     this.clearWakeTimer();

@@ -2,7 +2,7 @@ import type { NewJob } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { GroupedReady } from "../src/grouped-ready.ts";
 import { JobRecord } from "../src/job-record.ts";
-import { job, now, setup } from "./helpers.ts";
+import { job, now, roomOf, setup } from "./helpers.ts";
 
 let seq = 0;
 /** A waiting record of `group` (undefined: none). */
@@ -15,7 +15,7 @@ function rec(id: string, group?: string): JobRecord {
 const none = new Map<string, number>();
 const popAll = (q: GroupedReady) => {
   const out: string[] = [];
-  for (let r = q.pop(none, 9); r !== undefined; r = q.pop(none, 9)) out.push(r.id);
+  for (let r = q.pop(roomOf(none, 9)); r !== undefined; r = q.pop(roomOf(none, 9))) out.push(r.id);
   return out;
 };
 
@@ -27,12 +27,12 @@ describe("GroupedReady, more", () => {
     q.push(rec("u2"));
     q.push(rec("a1", "a"));
     const active = new Map([["", 1]]);
-    expect(q.takeable(active, 1)).toBe(1);
-    expect(q.pop(active, 1)?.id).toBe("a1");
-    expect(q.pop(active, 1)).toBeUndefined();
+    expect(q.takeable(roomOf(active, 1))).toBe(1);
+    expect(q.pop(roomOf(active, 1))?.id).toBe("a1");
+    expect(q.pop(roomOf(active, 1))).toBeUndefined();
     q.remove(u1);
     expect(q.size).toBe(1);
-    expect(q.takeable(none, 1)).toBe(1);
+    expect(q.takeable(roomOf(none, 1))).toBe(1);
     expect(popAll(q)).toEqual(["u2"]);
   });
 
@@ -41,7 +41,7 @@ describe("GroupedReady, more", () => {
     const a1 = rec("a1", "a");
     q.push(a1);
     q.push(rec("b1", "b"));
-    expect(q.pop(none, 9)?.id).toBe("a1");
+    expect(q.pop(roomOf(none, 9))?.id).toBe("a1");
     q.remove(rec("x1", "x"));
     expect(q.size).toBe(1);
     expect(popAll(q)).toEqual(["b1"]);
@@ -58,8 +58,8 @@ describe("GroupedReady, more", () => {
     ]) {
       q.push(r);
     }
-    expect(q.pop(none, 9)?.id).toBe("b1");
-    expect(q.pop(none, 9)?.id).toBe("a1"); // a's last: a leaves
+    expect(q.pop(roomOf(none, 9))?.id).toBe("b1");
+    expect(q.pop(roomOf(none, 9))?.id).toBe("a1"); // a's last: a leaves
     q.push(rec("d1", "d"));
     q.push(rec("a2", "a"));
     expect(popAll(q)).toEqual(["c1", "d1", "a2", "b2", "c2"]);

@@ -3,6 +3,7 @@ import type { NewJob } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import { GroupedReady } from "../src/grouped-ready.ts";
 import { JobRecord } from "../src/job-record.ts";
+import { roomOf } from "./helpers.ts";
 
 let seq = 0;
 /** A waiting record of `group` (undefined: none), with a priority. */
@@ -15,7 +16,8 @@ function rec(id: string, group?: string, priority = 0): JobRecord {
 const none = new Map<string, number>();
 const popAll = (q: GroupedReady, active = none, limit = Number.POSITIVE_INFINITY) => {
   const out: string[] = [];
-  for (let r = q.pop(active, limit); r !== undefined; r = q.pop(active, limit)) out.push(r.id);
+  for (let r = q.pop(roomOf(active, limit)); r !== undefined; r = q.pop(roomOf(active, limit)))
+    out.push(r.id);
   return out;
 };
 
@@ -70,14 +72,14 @@ describe("GroupedReady", () => {
     const q = new GroupedReady();
     for (const r of [rec("a1", "a"), rec("a2", "a"), rec("a3", "a"), rec("b1", "b")]) q.push(r);
     const active = new Map([["a", 2]]);
-    expect(q.takeable(active, 2)).toBe(1);
-    expect(q.takeable(active, 3)).toBe(2);
-    expect(q.takeable(active, Number.POSITIVE_INFINITY)).toBe(4);
-    expect(q.pop(active, 2)?.id).toBe("b1");
-    expect(q.pop(active, 2)).toBeUndefined();
+    expect(q.takeable(roomOf(active, 2))).toBe(1);
+    expect(q.takeable(roomOf(active, 3))).toBe(2);
+    expect(q.takeable(roomOf(active, Number.POSITIVE_INFINITY))).toBe(4);
+    expect(q.pop(roomOf(active, 2))?.id).toBe("b1");
+    expect(q.pop(roomOf(active, 2))).toBeUndefined();
     expect(q.size).toBe(3);
     active.set("a", 1);
-    expect(q.pop(active, 2)?.id).toBe("a1");
+    expect(q.pop(roomOf(active, 2))?.id).toBe("a1");
   });
 
   it("drain hands back every job and empties it", () => {
@@ -90,7 +92,7 @@ describe("GroupedReady", () => {
         .sort(),
     ).toEqual(["a1", "a2", "b1"]);
     expect(q.size).toBe(0);
-    expect(q.pop(none, Number.POSITIVE_INFINITY)).toBeUndefined();
+    expect(q.pop(roomOf(none, Number.POSITIVE_INFINITY))).toBeUndefined();
   });
 
   it("hands out every job exactly once through random pushes, removes and pops", () => {
@@ -110,7 +112,7 @@ describe("GroupedReady", () => {
         q.remove(x);
         waiting.delete(id);
       } else {
-        const x = q.pop(none, Number.POSITIVE_INFINITY);
+        const x = q.pop(roomOf(none, Number.POSITIVE_INFINITY));
         if (x !== undefined) {
           expect(out.has(x.id)).toBe(false);
           expect(waiting.has(x.id)).toBe(true);

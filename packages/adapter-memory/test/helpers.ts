@@ -52,3 +52,9 @@ export async function errorOf(fn: () => unknown): Promise<Record<string, unknown
   }
   throw new Error("expected an error");
 }
+
+/** GroupedReady's room: a group's free slots under a per-group concurrency `limit`. */
+export const roomOf =
+  (active: Map<string, number>, limit: number) =>
+  (group: string): number =>
+    limit - (active.get(group) ?? 0);

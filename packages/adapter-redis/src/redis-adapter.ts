@@ -205,6 +205,8 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   search: true,
   failureGroups: true,
   // groups (fair groups): not in the scripts yet (NO_OPERATOR_CAPABILITIES leaves it off).
+  // Nor each group's own rate limit.
+  groupRateLimit: false,
   // No putFlow yet: no job is ever blocked (counts leave the state out, searches of it
   // are empty).
   flows: false,

@@ -180,6 +180,7 @@ export function sqsCapabilities(priorities: boolean): Capabilities {
     // A standard queue cannot count the starts of a window atomically across consumers
     // (a receive is not conditional on anything), so a rate limit cannot be exact.
     rateLimit: false,
+    groupRateLimit: false,
     // A sent message cannot be found by key, nor its body replaced, before it is received.
     debounce: false,
     // publish's group is the MessageGroupId: FIFO queues serve each group in order with

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { registerContractTests } from "./contract-tests.ts";
 import { registerDebounceTests } from "./debounce-tests.ts";
 import { registerFlowTests } from "./flow-tests.ts";
+import { registerGroupRateLimitTests } from "./group-rate-limit-tests.ts";
 import { registerGroupTests } from "./group-tests.ts";
 import { registerGroupedRateLimitTests } from "./grouped-rate-limit-tests.ts";
 import { createHarness, type Harness } from "./harness.ts";
@@ -57,6 +58,7 @@ export function runConformanceSuite(options: ConformanceOptions): void {
     registerRateLimitTests(harness, options);
     registerDebounceTests(harness, options);
     registerGroupedRateLimitTests(harness, options);
+    registerGroupRateLimitTests(harness, options);
     registerFlowTests(harness, options);
   });
 }

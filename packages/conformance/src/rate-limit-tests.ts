@@ -1,12 +1,19 @@
 import { defineTask, type Tasklane } from "@tasklane/core";
-import type { ReservedJob } from "@tasklane/core/adapter";
+import type { ReservedJob, ReserveResult } from "@tasklane/core/adapter";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Harness, need } from "./harness.ts";
 import type { ConformanceOptions } from "./options.ts";
 
 /** When the backend handed `job` out: its lease's end less the lease (the backend's clock). */
-const startOf = (job: ReservedJob, leaseMs: number) => job.lock.expiresAt - leaseMs;
+export const startOf = (job: ReservedJob, leaseMs: number) => job.lock.expiresAt - leaseMs;
+
+/** A reserve that met a full window: nothing more to take now, and told when it opens. */
+export function expectWindowFull(r: ReserveResult, h: Harness, durationMs: number): void {
+  expect(r.ready).toBe(0);
+  expect(r.nextDueAt).toBeGreaterThan(h.now() + durationMs / 2);
+  expect(r.nextDueAt).toBeLessThanOrEqual(h.now() + durationMs);
+}
 
 /** The most starts inside any window [s, s + durationMs) that begins at a start. */
 export function mostStartsInAWindow(starts: number[], durationMs: number): number {
@@ -49,9 +56,7 @@ export function registerRateLimitTests(get: () => Harness, _options: Conformance
       taken.push(...first.jobs);
       const firstStart = startOf(first.jobs[0] as ReservedJob, leaseMs);
       // Nothing more to take now, and when that changes: as the window moves.
-      expect(first.ready).toBe(0);
-      expect(first.nextDueAt).toBeGreaterThan(h.now() + durationMs / 2);
-      expect(first.nextDueAt).toBeLessThanOrEqual(h.now() + durationMs);
+      expectWindowFull(first, h, durationMs);
 
       // Finishing the jobs frees no start (unlike maxConcurrency): the window counts starts.
       expect(await lane.ack(first.jobs.map((j) => j.lock))).toEqual(["ok", "ok", "ok"]);

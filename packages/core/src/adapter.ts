@@ -701,9 +701,12 @@ export interface LaneStoreOptions {
    * Fair groups (capability `groups`): reserve takes the lane's jobs one group at a time,
    * round-robin (by `NewJob.group`; jobs without one are a group of their own), each
    * group's jobs in the lane's order; with `concurrency`, at most that many jobs of one
-   * group are active at once, across every worker. Absent: the lane ignores groups.
+   * group are active at once, across every worker; with `rateLimit` (capability
+   * `groupRateLimit`), at most `max` jobs of one group handed out in any window of
+   * `durationMs`, each group its own window, across every worker. Absent: the lane
+   * ignores groups.
    */
-  groups?: { concurrency?: number };
+  groups?: { concurrency?: number; rateLimit?: RateLimit };
 }
 
 /**
@@ -807,6 +810,13 @@ export interface Capabilities {
    * the next start is allowed.
    */
   rateLimit?: boolean;
+  /**
+   * `LaneStoreOptions.groups.rateLimit`: each group's own window, enforced atomically by
+   * `reserve` as `rateLimit` is for the lane; a group whose window is full is passed over
+   * and its jobs are not counted in `ready`; with nothing else to take, `nextDueAt` says
+   * when the first such window lets a start happen.
+   */
+  groupRateLimit?: boolean;
   /** `NewJob.debounce` honoured by `put`, atomically (see JobDebounce). */
   debounce?: boolean;
   /**
@@ -900,6 +910,7 @@ export function fullCapabilities(limits: CapabilityLimits): Readonly<Capabilitie
     startNow: true,
     suspects: true,
     rateLimit: true,
+    groupRateLimit: true,
     debounce: true,
     flows: true,
   });
@@ -1097,19 +1108,9 @@ export function validateLaneStoreOptions(options: LaneStoreOptions): void {
     if (gc !== undefined && (!Number.isInteger(gc) || gc < 1)) {
       throw new ConfigError("groups.concurrency", gc, "must be a positive integer");
     }
+    checkRateLimit("groups.rateLimit", groups.rateLimit);
   }
-  const rl = options.rateLimit;
-  if (rl !== undefined) {
-    if (typeof rl !== "object" || rl === null) {
-      throw new ConfigError("rateLimit", rl, "must be an object { max, durationMs }");
-    }
-    if (!Number.isInteger(rl.max) || rl.max < 1) {
-      throw new ConfigError("rateLimit.max", rl.max, "must be a positive integer");
-    }
-    if (!Number.isInteger(rl.durationMs) || rl.durationMs < 1) {
-      throw new ConfigError("rateLimit.durationMs", rl.durationMs, "must be a positive integer");
-    }
-  }
+  checkRateLimit("rateLimit", options.rateLimit);
   const retention = options.retention;
   if (retention === undefined) return;
   for (const state of ["succeeded", "failed", "canceled", "expired"] as const) {
@@ -1121,5 +1122,19 @@ export function validateLaneStoreOptions(options: LaneStoreOptions): void {
     if (p.maxCount !== undefined && (!Number.isInteger(p.maxCount) || p.maxCount < 0)) {
       throw new ConfigError(`retention.${state}.maxCount`, p.maxCount, "must be an integer >= 0");
     }
+  }
+}
+
+/** A rate limit's fields, named from `field` ("rateLimit", "groups.rateLimit"). */
+function checkRateLimit(field: string, rl: RateLimit | undefined): void {
+  if (rl === undefined) return;
+  if (typeof rl !== "object" || rl === null) {
+    throw new ConfigError(field, rl, "must be an object { max, durationMs }");
+  }
+  if (!Number.isInteger(rl.max) || rl.max < 1) {
+    throw new ConfigError(`${field}.max`, rl.max, "must be a positive integer");
+  }
+  if (!Number.isInteger(rl.durationMs) || rl.durationMs < 1) {
+    throw new ConfigError(`${field}.durationMs`, rl.durationMs, "must be a positive integer");
   }
 }

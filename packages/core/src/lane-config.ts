@@ -10,6 +10,14 @@ const retentionLimit = z
   })
   .strict();
 
+/** At most `max` starts in any window of `durationMs` (a lane's, or each group's). */
+const rateLimitSchema = z
+  .object({
+    max: z.number().int().min(1).max(100_000),
+    durationMs: z.number().int().min(1).max(86_400_000),
+  })
+  .strict();
+
 /**
  * One lane's configuration. Every field but `name` has a default (Kale's, where Kale has
  * one). Unknown keys are refused so a typo (or a Kale snake_case key) is an error, not a
@@ -38,24 +46,23 @@ export const laneConfigSchema = z
     /**
      * Fair groups (adapter capability `groups`): jobs published with `group` are served
      * round-robin, one group at a time, so one group's backlog cannot starve another's;
-     * `concurrency`: at most this many jobs of one group run at once, across all workers.
+     * `concurrency`: at most this many jobs of one group run at once, across all workers;
+     * `rateLimit`: at most `max` jobs of one group started in any window of `durationMs`,
+     * across all workers (adapter capability `groupRateLimit`), each group its own window.
      * Default: no groups (publishing with `group` to this lane is refused).
      */
     groups: z
-      .object({ concurrency: z.number().int().min(1).optional() })
+      .object({
+        concurrency: z.number().int().min(1).optional(),
+        rateLimit: rateLimitSchema.optional(),
+      })
       .strict()
       .optional(),
     /**
      * Most jobs of this lane started (handed out) in any window of `durationMs`, across
      * all workers (adapter capability `rateLimit`). Default unlimited.
      */
-    rateLimit: z
-      .object({
-        max: z.number().int().min(1).max(100_000),
-        durationMs: z.number().int().min(1).max(86_400_000),
-      })
-      .strict()
-      .optional(),
+    rateLimit: rateLimitSchema.optional(),
     /** Lease expiries tolerated before a job goes dead with reason "stalled". Default 3. */
     maxStalls: z.number().int().min(0).default(3),
     /** History entries kept per job. Default 20. */

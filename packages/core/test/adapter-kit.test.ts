@@ -47,6 +47,21 @@ describe("validateLaneStoreOptions, the check of the options core opens a lane w
       expect(refusal(bad)).toMatchObject({ field: "options", value: bad });
     }
     expect(refusal({ ...base, maxStalls: -1 })).toMatchObject({ field: "maxStalls", value: -1 });
+    expect(refusal({ ...base, groups: { rateLimit: { max: 0, durationMs: 10 } } })).toMatchObject({
+      field: "groups.rateLimit.max",
+      value: 0,
+    });
+    expect(refusal({ ...base, groups: { rateLimit: { max: 1, durationMs: -1 } } })).toMatchObject({
+      field: "groups.rateLimit.durationMs",
+      value: -1,
+    });
+    expect(refusal({ ...base, groups: { rateLimit: 3 } })).toMatchObject({
+      field: "groups.rateLimit",
+      value: 3,
+    });
+    expect(refusal({ ...base, rateLimit: { max: 1.5, durationMs: 10 } })).toMatchObject({
+      field: "rateLimit.max",
+    });
     expect(refusal({ ...base, maxStalls: 1.5 })).toMatchObject({ field: "maxStalls" });
     for (const historyLimit of [-1, 2.5, undefined]) {
       expect(refusal({ ...base, historyLimit })).toMatchObject({

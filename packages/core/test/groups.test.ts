@@ -70,6 +70,28 @@ describe("fair groups", () => {
     }
   });
 
+  it("groups.rateLimit is validated, and refused by an adapter without groupRateLimit", () => {
+    const make =
+      (rateLimit: unknown, adapter: Adapter = createMemoryAdapter()) =>
+      () =>
+        createTasklane({
+          adapter,
+          lanes: [{ name: "k" }, { name: "l", groups: { rateLimit } as never }],
+          tasks: [task],
+        });
+    expect(make({ max: 0, durationMs: 1000 })).toThrow(/lanes\[1\]\.groups\.rateLimit\.max/);
+    expect(make({ max: 2, durationMs: 0 })).toThrow(/lanes\[1\]\.groups\.rateLimit\.durationMs/);
+    expect(make({ max: 2, durationMs: 1000, burst: 3 })).toThrow(ConfigError);
+    const noGroupWindows = bend(createMemoryAdapter(), {
+      name: "windowless",
+      caps: { groupRateLimit: false },
+    });
+    const refused = make({ max: 2, durationMs: 1000 }, noGroupWindows);
+    expect(refused).toThrow(UnsupportedError);
+    expect(refused).toThrow(/lanes\[1\]\.groups\.rateLimit/);
+    expect(make({ max: 2, durationMs: 1000 })).not.toThrow();
+  });
+
   it("group and groupId together are a ConfigError naming groupId, nothing written", async () => {
     const tl = createTasklane({
       adapter: createMemoryAdapter(),
@@ -115,6 +137,17 @@ describe("message groups (an adapter whose backend groups messages itself, e.g. 
       });
     expect(make).toThrow(UnsupportedError);
     expect(make).toThrow(/lanes\[1\]\.groups\.concurrency/);
+  });
+
+  it("a per-group rate limit is an UnsupportedError naming lanes[i].groups.rateLimit", () => {
+    const make = () =>
+      createTasklane({
+        adapter: messageGrouped(),
+        lanes: [{ name: "l", groups: { rateLimit: { max: 1, durationMs: 1000 } } }],
+        tasks: [task],
+      });
+    expect(make).toThrow(UnsupportedError);
+    expect(make).toThrow(/lanes\[0\]\.groups\.rateLimit/);
   });
 
   it("a job with a group on a lane without groups is still a ConfigError", async () => {

@@ -5,13 +5,25 @@ import { Histogram } from "./chart.tsx";
 import { fmtInt, fmtMs, fmtNum, todayUtc } from "./format.ts";
 import { CountLink, PauseButton } from "./lanes-view.tsx";
 import { href } from "./router.ts";
-import type { Stats, Summary } from "./types.ts";
+import type { Lane, Stats, Summary } from "./types.ts";
 import { ErrorNotice, Notice } from "./ui.tsx";
 
 function shiftDay(day: string, days: number): string {
   const d = new Date(`${day}T00:00:00Z`);
   d.setUTCDate(d.getUTCDate() + days);
   return d.toISOString().slice(0, 10);
+}
+
+/** A lane's fair groups, as the config line says them ("" without groups). */
+function groupsText(groups: Lane["config"]["groups"]): string {
+  if (groups === undefined) return "";
+  const limits: string[] = [];
+  if (groups.concurrency !== undefined) limits.push(`at most ${groups.concurrency} at once`);
+  if (groups.rateLimit !== undefined) {
+    const { max, durationMs } = groups.rateLimit;
+    limits.push(`at most ${max} started per ${fmtMs(durationMs)}`);
+  }
+  return limits.length === 0 ? " · fair groups" : ` · fair groups, ${limits.join(", ")} each`;
 }
 
 function SummaryCard(props: { title: string; what: string; summary: Summary; color?: "ok" }) {
@@ -177,11 +189,7 @@ export function LaneView(props: { lane: string }) {
             {lane.config.rateLimit === undefined
               ? ""
               : ` · at most ${lane.config.rateLimit.max} started per ${fmtMs(lane.config.rateLimit.durationMs)}`}
-            {lane.config.groups === undefined
-              ? ""
-              : lane.config.groups.concurrency === undefined
-                ? " · fair groups"
-                : ` · fair groups, at most ${lane.config.groups.concurrency} at once each`}
+            {groupsText(lane.config.groups)}
           </p>
           <section class="tiles" aria-label={`Jobs in ${lane.name}`}>
             {shownStates(can).map((s) => (

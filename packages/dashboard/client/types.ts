@@ -60,7 +60,7 @@ export interface Lane {
     numIterations: number;
     maxConcurrency?: number;
     rateLimit?: { max: number; durationMs: number };
-    groups?: { concurrency?: number };
+    groups?: { concurrency?: number; rateLimit?: { max: number; durationMs: number } };
     maxStalls: number;
     historyLimit: number;
   };

@@ -94,7 +94,12 @@ beforeAll(async () => {
       { name: "default", priority: 40 },
       { name: "low", priority: 5 },
       { name: "spare", priority: 1 },
-      { name: "tenants", priority: 1, rateLimit: { max: 5, durationMs: 1_000 }, groups: {} },
+      {
+        name: "tenants",
+        priority: 1,
+        rateLimit: { max: 5, durationMs: 1_000 },
+        groups: { rateLimit: { max: 2, durationMs: 60_000 } },
+      },
     ],
     tasks: [resize, charge, note, hold, tenantJob],
   });
@@ -165,7 +170,10 @@ describe("a lane's rate limit and fair groups", () => {
     const lanePage = await open("#/lanes/tenants");
     await waitForText(
       lanePage.locator(".config-line"),
-      (t) => t.includes("at most 5 started per 1.00 s · fair groups"),
+      (t) =>
+        t.includes(
+          "at most 5 started per 1.00 s · fair groups, at most 2 started per 1.0 min each",
+        ),
       "the lane's limits",
     );
     const page = await open(`#/job/tenants/${id}`);

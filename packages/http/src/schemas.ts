@@ -185,9 +185,15 @@ export const LaneConfigSchema = z
       .optional()
       .meta({ description: "At most max jobs started in any window of durationMs" }),
     groups: z
-      .object({ concurrency: z.number().int().optional() })
+      .object({
+        concurrency: z.number().int().optional(),
+        rateLimit: z.object({ max: z.number().int(), durationMs: z.number().int() }).optional(),
+      })
       .optional()
-      .meta({ description: "Fair groups: round-robin, at most concurrency per group at once" }),
+      .meta({
+        description:
+          "Fair groups: round-robin, at most concurrency per group at once, at most rateLimit.max of one group started in any window of rateLimit.durationMs",
+      }),
     maxStalls: z.number().int(),
     historyLimit: z.number().int(),
   })

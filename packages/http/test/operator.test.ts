@@ -175,7 +175,11 @@ describe("fair groups, rate limits and debounce", () => {
     tl2 = createTasklane({
       adapter: createMemoryAdapter(),
       lanes: [
-        { name: "tenants", groups: { concurrency: 2 }, rateLimit: { max: 5, durationMs: 1_000 } },
+        {
+          name: "tenants",
+          groups: { concurrency: 2, rateLimit: { max: 3, durationMs: 60_000 } },
+          rateLimit: { max: 5, durationMs: 1_000 },
+        },
         { name: "low" },
       ],
       tasks: [job, note],
@@ -191,7 +195,7 @@ describe("fair groups, rate limits and debounce", () => {
     const lane = await call(`${srv2.url}/lanes/tenants`);
     expect(lane.body.config).toMatchObject({
       rateLimit: { max: 5, durationMs: 1_000 },
-      groups: { concurrency: 2 },
+      groups: { concurrency: 2, rateLimit: { max: 3, durationMs: 60_000 } },
     });
     expect((await call(`${srv2.url}/lanes/low`)).body.config).not.toHaveProperty("rateLimit");
     const created = await call(`${srv2.url}/tasks/tenant-job/jobs`, {

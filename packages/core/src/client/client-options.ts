@@ -153,6 +153,14 @@ function resolveLanes(inputs: unknown[], adapter: Adapter): Map<string, LaneConf
         );
       }
     }
+    const caps = adapter.capabilities;
+    if (config.groups?.rateLimit !== undefined && !(caps.groups && caps.groupRateLimit)) {
+      throw new UnsupportedError(
+        adapter.name,
+        "a per-group rate limit (groupRateLimit)",
+        `lanes[${i}].groups.rateLimit`,
+      );
+    }
     if (config.rateLimit !== undefined && adapter.capabilities.rateLimit !== true) {
       throw new UnsupportedError(adapter.name, "rateLimit", `lanes[${i}].rateLimit`);
     }
