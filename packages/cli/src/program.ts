@@ -376,6 +376,16 @@ ${examples(help)}`,
         .choices(["last", "first"])
         .default(undefined, "last"),
     )
+    .option(
+      "--depends-on <ids>",
+      "jobs this one waits for: ids in its lane, or <lane>:<id> (comma-separated or repeated; capability flows)",
+      collectList,
+    )
+    .addOption(
+      new Option("--on-failure <policy>", "what a dependency's failure does to this job")
+        .choices(["fail", "ignore", "continue"])
+        .default(undefined, "fail"),
+    )
     .addHelpText(
       "after",
       examples([
@@ -384,6 +394,7 @@ ${examples(help)}`,
         `tasklane enqueue resize '{"url":"s3://…"}' --lane images   # a task no config defines`,
         `tasklane enqueue send-email '{"to":"ada@example.com","subject":"Hi"}' --tag customer:42 --expires-in 1h`,
         `tasklane enqueue reindex '{"user":7}' --debounce user-7 --window 2s   # one job per 2 s`,
+        `tasklane enqueue build-report '{"day":"2026-11-26"}' --depends-on exports:job-41,job-42`,
       ]),
     )
     .action(

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FailureGroup, JobInfo, WorkerInfo } from "@tasklane/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { jobDetail } from "../src/commands/jobs.ts";
 import { ndjson, runCli } from "./helpers.ts";
 
 const MEMORY_CONFIG = fileURLToPath(new URL("./fixtures/memory.config.ts", import.meta.url));
@@ -253,6 +254,76 @@ describe("promote, priority, move and acting on a failure group", () => {
     ]);
     expect({ code, stdout }).toEqual({ code: 0, stdout: "created job acme-1 in lane tenants\n" });
     expect(byId(jobs(), "tenants", "acme-1")).toMatchObject({ group: "acme", state: "waiting" });
+  });
+
+  it("enqueue --depends-on: blocked on jobs in its lane and <lane>:<id> in others; an unknown one writes nothing", async () => {
+    const { code, stdout, stderr, jobs } = await run([
+      "enqueue",
+      "note",
+      '{"n":9}',
+      "--job-id",
+      "after",
+      "--depends-on",
+      "note-plain,default:resized",
+      "--on-failure",
+      "ignore",
+    ]);
+    expect(stderr).toBe("");
+    expect({ code, stdout }).toEqual({
+      code: 0,
+      stdout: "created job after in lane low, after 2 jobs\n",
+    });
+    expect(byId(jobs(), "low", "after")).toMatchObject({
+      state: "blocked",
+      dependencies: [
+        { lane: "low", id: "note-plain", onFailure: "ignore", task: "note" },
+        { lane: "default", id: "resized", onFailure: "ignore", state: "succeeded" },
+      ],
+    });
+    expect(byId(jobs(), "low", "note-plain")?.dependents).toEqual([
+      { lane: "low", jobId: "after" },
+    ]);
+
+    const missing = await run([
+      "enqueue",
+      "note",
+      '{"n":9}',
+      "--job-id",
+      "x",
+      "--depends-on",
+      "ghost",
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("ghost");
+    expect(byId(missing.jobs(), "low", "x")).toBeUndefined();
+
+    const alone = await run(["enqueue", "note", '{"n":9}', "--on-failure", "ignore"]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--on-failure: needs --depends-on");
+  });
+
+  it("jobs get shows what a job waits for, how each ended, and who waits for it", () => {
+    const text = jobDetail({
+      id: "after",
+      lane: "low",
+      task: "note",
+      state: "blocked",
+      attempt: 0,
+      priority: 0,
+      publishedAt: 0,
+      runAt: 0,
+      payload: "{}",
+      history: [],
+      dependencies: [
+        { lane: "low", id: "a", onFailure: "fail", task: "note" },
+        { lane: "default", id: "b", onFailure: "ignore", task: "resize", state: "failed" },
+      ],
+      dependents: [{ lane: "spare", jobId: "root" }],
+    });
+    const lines = text.split("\n");
+    expect(lines).toContain("waits for  low:a  note  not ended  (on failure: fail)");
+    expect(lines).toContain("           default:b  resize  failed  (on failure: ignore)");
+    expect(lines).toContain("waited by  spare:root");
   });
 
   it("enqueue --debounce needs --window, and --keep needs --debounce (exit 2)", async () => {

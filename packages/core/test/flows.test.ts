@@ -236,8 +236,10 @@ describe("publish with dependsOn", () => {
       ],
     ]);
     expect((await tl.lane("a").get(r.id))?.state).toBe("blocked");
-    // getJob shows the dependencies' lanes by config name
+    // getJob and the lane's get show the dependencies' and dependents' lanes by config name
     expect((await tl.getJob(r.id))?.dependencies?.map((d) => d.lane)).toEqual(["a", "b"]);
+    expect((await tl.lane("a").get(r.id))?.dependencies?.map((d) => d.lane)).toEqual(["a", "b"]);
+    expect((await tl.lane("b").get(second.id))?.dependents).toEqual([{ lane: "a", jobId: r.id }]);
   });
 
   it("an id no lane holds is DependencyNotFoundError naming it and its lane; nothing written", async () => {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useApp, useAsync, useLive, useTick } from "./app-context.ts";
 import type { Feature } from "./capabilities.ts";
+import { DependenciesCard } from "./dependencies-card.tsx";
 import { fmtAgo, fmtMs, fmtTime } from "./format.ts";
 import { href, jobsHref, navigate } from "./router.ts";
 import type { Job, JobState, LogLine } from "./types.ts";
@@ -523,6 +524,7 @@ export function JobView(props: { lane: string; id: string }) {
               {j.error.stack ? <pre class="code stack">{j.error.stack}</pre> : null}
             </section>
           ) : null}
+          <DependenciesCard job={j} />
           {j.progress !== undefined ? (
             <section class="card" aria-labelledby="progress-title">
               <h2 id="progress-title">Progress</h2>

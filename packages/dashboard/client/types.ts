@@ -123,6 +123,17 @@ export interface Job extends JobSummary {
   /** The last ctx.log lines, oldest first (capability reports). */
   logs?: LogLine[];
   logsDropped?: number;
+  /** The jobs it waits (or waited) for, with how each ended (capability flows). */
+  dependencies?: Array<{
+    lane: string;
+    id: string;
+    onFailure: "fail" | "ignore" | "continue";
+    task?: string;
+    state?: JobState | "deleted";
+    result?: unknown;
+  }>;
+  /** The jobs waiting for it (capability flows). */
+  dependents?: Array<{ lane: string; jobId: string }>;
 }
 
 /** Failed jobs of one error name (GET failure-groups). */

@@ -247,15 +247,20 @@ describe("job lists", () => {
 
     // A job waiting for another (capability flows): the blocked tab lists it, and it can be
     // canceled from its page.
-    const { id: blocked } = await tl.publish(
-      note,
-      { n: 1000 },
-      { dependsOn: [notes[0]?.id ?? ""] },
-    );
+    const dependency = notes[0]?.id ?? "";
+    const { id: blocked } = await tl.publish(note, { n: 1000 }, { dependsOn: [dependency] });
     await page.goto(`${srv.ui}#/lanes/low/jobs/blocked`);
     const blockedTable = page.getByRole("table", { name: "blocked jobs in low" });
     await waitForText(blockedTable, (t) => t.includes(blocked.slice(0, 8)), "the blocked job");
     await blockedTable.getByRole("link", { name: `Job ${blocked}` }).click();
+    // Its page shows what it waits for (not ended yet), linked to that job's page.
+    const waitsFor = page.getByRole("table", { name: "Waits for" });
+    await waitForText(
+      waitsFor,
+      (t) => t.includes(`${dependency.slice(0, 8)}notelowfailnot yet`),
+      "the dependency",
+    );
+    await screenshot(page, "operator-blocked-job");
     // exact: the list page's "Cancel selected" and "Cancel all blocked…" may still be up
     // while the job page loads.
     const cancel = page.getByRole("button", { name: "Cancel", exact: true });
@@ -264,6 +269,12 @@ describe("job lists", () => {
       async () => (await tl.lane("low").get(blocked))?.state === "canceled",
       "the blocked job canceled",
     );
+    // The dependency's page names the job that waited for it, linked back.
+    await waitsFor.getByRole("link", { name: `Job ${dependency}` }).click();
+    await page
+      .getByText("Waited for by")
+      .getByRole("link", { name: `Job ${blocked}` })
+      .waitFor();
   });
 });
 

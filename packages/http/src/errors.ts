@@ -114,6 +114,9 @@ export function toHttpError(error: unknown): HttpError | undefined {
       const field = (error.field ?? "").replace(/^options\./, "");
       return new HttpError(400, "BAD_REQUEST", error.message, field ? { field } : {});
     }
+    case "DEPENDENCY_NOT_FOUND":
+      // A dependsOn entry naming a job its lane does not hold: nothing was stored.
+      return new HttpError(400, "DEPENDENCY_NOT_FOUND", error.message, { field: "dependsOn" });
     case "PAYLOAD_TOO_LARGE":
       return new HttpError(413, "PAYLOAD_TOO_LARGE", error.message, { field: "payload" });
     case "UNSUPPORTED":

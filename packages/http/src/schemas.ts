@@ -4,6 +4,7 @@
  * component of the document.
  */
 import {
+  DEPENDENCY_POLICIES,
   FAIL_REASONS,
   JOB_EVENT_TYPES,
   JOB_STATES,
@@ -115,6 +116,31 @@ export const JobSchema = z
       .int()
       .optional()
       .meta({ description: "Log lines dropped to keep the log bounded" }),
+    dependencies: z
+      .array(
+        z.object({
+          lane: z.string(),
+          id: z.string(),
+          onFailure: z.enum(DEPENDENCY_POLICIES),
+          task: z.string().optional(),
+          state: z
+            .enum(["succeeded", "failed", "canceled", "expired", "deleted"])
+            .optional()
+            .meta({ description: "How it ended; absent while it has not" }),
+          result: z.unknown().optional().meta({
+            description: "Its result, decoded, when it succeeded with one (capability results)",
+          }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          "The jobs it waits (or waited) for, in the order given, with their ends (capability flows)",
+      }),
+    dependents: z
+      .array(z.object({ lane: z.string(), jobId: z.string() }))
+      .optional()
+      .meta({ description: "The jobs waiting for it (capability flows)" }),
   })
   .meta({ id: "Job" });
 
@@ -443,6 +469,26 @@ export const EnqueueBody = z
       .optional()
       .meta({
         description: `Labels to find the job by, at most ${MAX_TAGS} distinct strings of 1-${MAX_TAG_LENGTH} characters (capability tags)`,
+      }),
+    dependsOn: z
+      .array(
+        z.union([
+          z.string().min(1).max(128),
+          z
+            .object({
+              jobId: z.string().min(1).max(128),
+              lane: z.string().min(1).optional(),
+              onFailure: z.enum(DEPENDENCY_POLICIES).optional(),
+            })
+            .strict(),
+        ]),
+      )
+      .min(1)
+      .max(1000)
+      .optional()
+      .meta({
+        description:
+          "Jobs this one waits for (capability flows): ids in the task's lane, or { jobId, lane, onFailure } (onFailure fail, the default, ignore or continue); the job is blocked until they end",
       }),
     expiresInMs: z.number().positive().optional().meta({
       description:

@@ -78,6 +78,12 @@ export function jobView(info: JobInfo, lane: string): JobView {
   if (info.progress !== undefined) view.progress = decoded(info.progress);
   if (info.logs !== undefined) view.logs = info.logs;
   if (info.logsDropped !== undefined) view.logsDropped = info.logsDropped;
+  if (info.dependencies !== undefined) {
+    view.dependencies = info.dependencies.map(({ result, ...d }) =>
+      result === undefined ? d : { ...d, result: decoded(result) },
+    );
+  }
+  if (info.dependents !== undefined) view.dependents = info.dependents;
   return view;
 }
 

@@ -250,6 +250,99 @@ describe("fair groups, rate limits and debounce", () => {
   });
 });
 
+describe("jobs that wait for others (flows)", () => {
+  let tl3: Tasklane;
+  let srv3: TestServer;
+  beforeEach(async () => {
+    // A namespace, so the backend's lane names differ from the ones the API shows.
+    tl3 = createTasklane({
+      adapter: createMemoryAdapter(),
+      namespace: "v2",
+      lanes: [{ name: "default" }, { name: "low" }],
+      tasks: [resize, note],
+    });
+    srv3 = await serve({ tasklane: tl3, authorize: () => "write" });
+  });
+  afterEach(async () => {
+    await srv3.close();
+    await tl3.close();
+  });
+  const enqueue = (task: string, body: Record<string, unknown>) =>
+    call(`${srv3.url}/tasks/${task}/jobs`, { method: "POST", body });
+
+  it("enqueues with dependsOn; the detail shows dependencies and dependents by lane name", async () => {
+    const child = await enqueue("note", { payload: { n: 1 } });
+    const sibling = await enqueue("resize", { payload: { width: 5 } });
+    const parent = await enqueue("resize", {
+      payload: { width: 9 },
+      dependsOn: [{ jobId: child.body.id, lane: "low", onFailure: "ignore" }, sibling.body.id],
+    });
+    expect(parent).toMatchObject({ status: 201, body: { status: "created", lane: "default" } });
+    const detail = await call(`${srv3.url}/lanes/default/jobs/${parent.body.id}`);
+    expect(detail.body).toMatchObject({
+      state: "blocked",
+      dependencies: [
+        { lane: "low", id: child.body.id, onFailure: "ignore", task: "note" },
+        { lane: "default", id: sibling.body.id, onFailure: "fail", task: "resize" },
+      ],
+    });
+    const childDetail = await call(`${srv3.url}/lanes/low/jobs/${child.body.id}`);
+    expect(childDetail.body.dependents).toEqual([{ lane: "default", jobId: parent.body.id }]);
+    expect((await call(`${srv3.url}/lanes/default`)).body.counts).toMatchObject({ blocked: 1 });
+
+    // Run them: each dependency's end and decoded result appear in the parent's detail.
+    const worker = tl3.worker({ concurrency: 4 });
+    await worker.start();
+    try {
+      await tl3.waitFor(parent.body.id as string, { timeoutMs: 10_000 });
+    } finally {
+      await worker.stop();
+    }
+    const done = await call(`${srv3.url}/lanes/default/jobs/${parent.body.id}`);
+    expect(done.body).toMatchObject({
+      state: "succeeded",
+      dependencies: [
+        { lane: "low", state: "succeeded" },
+        {
+          lane: "default",
+          state: "succeeded",
+          result: { url: "https://cdn.example.com/5.png", bytes: 50 },
+        },
+      ],
+    });
+  });
+
+  it("refuses an unknown dependency (400 DEPENDENCY_NOT_FOUND) or a malformed one (400 naming it), storing nothing", async () => {
+    const missing = await enqueue("resize", {
+      payload: { width: 1 },
+      dependsOn: [{ jobId: "ghost", lane: "low" }],
+    });
+    expect(missing).toMatchObject({
+      status: 400,
+      body: { code: "DEPENDENCY_NOT_FOUND", field: "dependsOn" },
+    });
+    expect(missing.body.message).toContain("ghost");
+    const cases: Array<[unknown, string]> = [
+      [[], "dependsOn"],
+      [[""], "dependsOn[0]"],
+      [[{ jobId: "a", onFailure: "explode" }], "dependsOn[0]"],
+      [[{ jobId: "a", extra: 1 }], "dependsOn[0]"],
+    ];
+    for (const [dependsOn, field] of cases) {
+      const answer = await enqueue("resize", { payload: { width: 1 }, dependsOn });
+      expect(answer.status, JSON.stringify(dependsOn)).toBe(400);
+      expect(String(answer.body.field), JSON.stringify(dependsOn)).toContain(field);
+    }
+    const unknownLane = await enqueue("resize", {
+      payload: { width: 1 },
+      dependsOn: [{ jobId: "a", lane: "nope" }],
+    });
+    expect(unknownLane).toMatchObject({ status: 400, body: { code: "BAD_REQUEST" } });
+    expect(unknownLane.body.field).toMatch(/^dependsOn/);
+    expect(await tl3.lane("default").counts()).toMatchObject({ waiting: 0, blocked: 0 });
+  });
+});
+
 describe("searching a lane's jobs", () => {
   it("filters by task, tag, errorName and time, over every state without one", async () => {
     const failed = await failSome(["TypeError", "RangeError", "TypeError"]);

@@ -110,6 +110,7 @@ describe("on SQS", () => {
         { payload: { day: "c" }, debounce: { key: "k", ms: 1_000 } },
         "debounce",
       ],
+      ["POST", "/tasks/report/jobs", { payload: { day: "c" }, dependsOn: ["x"] }, "flows"],
     ];
     for (const [method, path, body, capability] of cases) {
       const answer = await call(`${srv.url}${path}`, { method, body });

@@ -5,7 +5,14 @@
  * as given (any JSON), with a warning.
  */
 import { text } from "node:stream/consumers";
-import { type AnyTask, defineTask, type PublishOptions, UnsupportedError } from "@tasklane/core";
+import {
+  type AnyTask,
+  type DependencyPolicy,
+  defineTask,
+  type JobDependencyInput,
+  type PublishOptions,
+  UnsupportedError,
+} from "@tasklane/core";
 import type { CommandContext } from "../context.ts";
 import { UsageError } from "../errors.ts";
 
@@ -32,6 +39,9 @@ export interface EnqueueOptions {
   /** ms: the debounce window. */
   window?: number;
   keep?: "last" | "first";
+  /** Jobs it waits for: ids in its lane, or "<lane>:<id>" (capability flows). */
+  dependsOn?: string[];
+  onFailure?: DependencyPolicy;
 }
 
 /** Accepts any JSON value: the stand-in schema of a task the CLI has no definition of. */
@@ -64,6 +74,23 @@ async function readPayload(json: string): Promise<unknown> {
   }
 }
 
+/**
+ * A --depends-on entry: "<lane>:<id>" when the part before the first colon is a lane of
+ * the client, else an id in the job's own lane (an id may hold colons itself).
+ */
+function dependencyOf(
+  ref: string,
+  lanes: ReadonlySet<string>,
+  onFailure: DependencyPolicy | undefined,
+): JobDependencyInput {
+  const colon = ref.indexOf(":");
+  const lane = colon > 0 ? ref.slice(0, colon) : undefined;
+  const dep: JobDependencyInput =
+    lane !== undefined && lanes.has(lane) ? { jobId: ref.slice(colon + 1), lane } : { jobId: ref };
+  if (onFailure !== undefined) dep.onFailure = onFailure;
+  return dep;
+}
+
 export async function enqueue(
   ctx: CommandContext,
   taskName: string,
@@ -84,6 +111,9 @@ export async function enqueue(
   }
   if (options.keep !== undefined && options.debounce === undefined) {
     throw new UsageError("--keep", "needs --debounce");
+  }
+  if (options.onFailure !== undefined && options.dependsOn === undefined) {
+    throw new UsageError("--on-failure", "needs --depends-on");
   }
   if (options.jobId !== undefined && (options.jobId.length === 0 || options.jobId.length > 128)) {
     throw new UsageError("--job-id", "must be 1 to 128 characters");
@@ -145,7 +175,20 @@ export async function enqueue(
       "--debounce needs it",
     );
   }
+  if (options.dependsOn !== undefined && !adapter.capabilities.flows) {
+    throw new UnsupportedError(
+      adapter.name,
+      "jobs that wait for others (capability flows)",
+      "--depends-on needs it",
+    );
+  }
   const publishOptions: PublishOptions = {};
+  if (options.dependsOn !== undefined) {
+    const lanes = new Set(setup.lanes.map((l) => l.name));
+    publishOptions.dependsOn = options.dependsOn.map((ref) =>
+      dependencyOf(ref, lanes, options.onFailure),
+    );
+  }
   if (options.jobId !== undefined) publishOptions.jobId = options.jobId;
   if (options.delay !== undefined) publishOptions.delayMs = options.delay;
   if (options.runAt !== undefined) publishOptions.runAt = options.runAt;
@@ -164,7 +207,9 @@ export async function enqueue(
   const record = { id: result.id, status: result.status, lane: task.lane, task: task.name };
   if (ctx.json) await ctx.out.json(record);
   else if (result.status === "created") {
-    await ctx.out.line(`created job ${result.id} in lane ${task.lane}`);
+    const waits = options.dependsOn?.length;
+    const after = waits === undefined ? "" : `, after ${waits} job${waits === 1 ? "" : "s"}`;
+    await ctx.out.line(`created job ${result.id} in lane ${task.lane}${after}`);
   } else if (result.status === "debounced") {
     const kept = options.keep === "first" ? "its payload kept" : "its payload replaced";
     await ctx.out.line(`debounced into job ${result.id} in lane ${task.lane} (${kept})`);

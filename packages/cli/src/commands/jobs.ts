@@ -220,6 +220,16 @@ export function jobDetail(job: JobInfo): string {
   if (job.expiresAt !== undefined) {
     lines.push(`${label("expires")}${formatTime(job.expiresAt)} (unless it has started)`);
   }
+  if (job.group !== undefined) lines.push(`${label("group")}${job.group}`);
+  (job.dependencies ?? []).forEach((d, i) => {
+    const ended = d.state === undefined ? "not ended" : d.state;
+    lines.push(
+      `${i === 0 ? label("waits for") : indent}${d.lane}:${d.id}  ${d.task ?? "?"}  ${ended}  (on failure: ${d.onFailure})`,
+    );
+  });
+  (job.dependents ?? []).forEach((d, i) => {
+    lines.push(`${i === 0 ? label("waited by") : indent}${d.lane}:${d.jobId}`);
+  });
   if (job.result !== undefined) lines.push(`${label("result")}${job.result}`);
   if (job.progress !== undefined) lines.push(`${label("progress")}${progressLine(job.progress)}`);
   if (job.error) {

@@ -224,6 +224,7 @@ export function createTasklane(options: TasklaneOptions): Tasklane {
         openLane,
         hasLane: (lane) => configs.has(lane),
         notifyLocalPublish,
+        configName: (full) => configNameOf.get(full) ?? full,
       });
       handles.set(name, h);
     }

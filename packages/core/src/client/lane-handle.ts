@@ -12,6 +12,7 @@ import { ConfigError, UnsupportedError } from "../errors.ts";
 import type { LaneConfig } from "../lane-config.ts";
 import { MAX_JOB_PRIORITY, MIN_JOB_PRIORITY } from "./job-encoder.ts";
 import { onlyState, parseDeleteFilter, parseJobFilter, parseListFilter } from "./job-filter.ts";
+import { withConfigLanes } from "./job-view.ts";
 import type { LaneHandle, RetryTarget } from "./tasklane.ts";
 
 /** Jobs per adapter call of a bulk operation (retry or delete by filter). */
@@ -25,6 +26,8 @@ export interface LaneHandleDeps {
   hasLane(name: string): boolean;
   /** Wake this process's idle workers for the lane (after a resume, or a move into it). */
   notifyLocalPublish(lane: string): void;
+  /** A lane's config name from its full (backend) name. */
+  configName(full: string): string;
 }
 
 /**
@@ -119,7 +122,10 @@ export function createLaneHandle(config: LaneConfig, deps: LaneHandleDeps): Lane
     config,
     counts: async () => (await openLane(name)).counts(),
     probe: async () => (await openLane(name)).probe(),
-    get: async (id: string) => need(await openLane(name), "get", caps.get)(id),
+    get: async (id: string) => {
+      const info = await need(await openLane(name), "get", caps.get)(id);
+      return info === undefined ? undefined : withConfigLanes(info, deps.configName);
+    },
     list(filter: ListFilter = {}) {
       return pages(parseListFilter(adapter, filter, "filter"));
     },

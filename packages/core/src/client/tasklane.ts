@@ -207,6 +207,10 @@ export interface LaneHandle {
   readonly config: LaneConfig;
   counts(): Promise<LaneCounts>;
   probe(): Promise<number>;
+  /**
+   * A job of this lane, as stored (capability `get`): payload, appData and result as
+   * encoded JSON; the lanes of its `dependencies` and `dependents` are config names.
+   */
   get(jobId: string): Promise<JobInfo | undefined>;
   /**
    * The lane's jobs matching `filter`, streamed page by page in constant memory. With

@@ -80,10 +80,22 @@ export function registerTaskRoutes(app: App, ctx: ApiContext, basePath: string):
         ctx.require("groups", "fair groups");
       }
       if (body.debounce !== undefined) ctx.require("debounce", "debounced publishing");
+      if (body.dependsOn !== undefined) ctx.require("flows", "jobs that wait for others");
       if (body.expiresInMs !== undefined || body.expiresAt !== undefined) {
         ctx.require("expiry", "jobs that expire");
       }
       if (body.tags !== undefined) options.tags = body.tags;
+      if (body.dependsOn !== undefined) {
+        options.dependsOn = body.dependsOn.map((d) => {
+          if (typeof d === "string") return d;
+          const { jobId, lane, onFailure } = d;
+          return {
+            jobId,
+            ...(lane !== undefined ? { lane } : {}),
+            ...(onFailure !== undefined ? { onFailure } : {}),
+          };
+        });
+      }
       if (body.group !== undefined) options.group = body.group;
       if (body.debounce !== undefined) {
         const { key, ms, keep } = body.debounce;
