@@ -135,6 +135,24 @@ export function registerGroupTests(get: () => Harness, _options: ConformanceOpti
       expect((await take(lane, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["e2", "f1", "e1"]);
     });
 
+    it("a job moved into a grouped lane keeps its group", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "groups", "move");
+      const from = await h.freshLane({ groups: {} });
+      const to = await h.freshLane({ groups: { concurrency: 1 } });
+      await to.put([job(h, "a0", "A")]);
+      const [a0] = await take(to, 1, 30 * h.unit);
+      await from.put([job(h, "a1", "A")]);
+      expect(await from.move?.(["a1"], to)).toEqual(["moved"]);
+      expect((await to.get?.("a1"))?.group).toBe("A");
+      await to.put([job(h, "b1", "B")]);
+      // A is at its limit with a0 running: a1 waits for it, b1 does not
+      expect((await take(to, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["b1"]);
+      expect(await to.ack([(a0 as ReservedJob).lock])).toEqual(["ok"]);
+      expect((await take(to, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["a1"]);
+      expect(await from.counts()).toMatchObject({ waiting: 0 });
+    });
+
     it("client: publish with group; refused without the lane's groups option, or empty", async (ctx) => {
       const h = get();
       need(h.caps, ctx, "groups");

@@ -1674,32 +1674,30 @@ end
 -- Active jobs per group are counted from KEYS[6] and gj by the reserve that needs them
 -- (atomic, across every process), only when the groups have a concurrency.
 
--- These two capture no local (KEYS[6] by index): every reserve's EVAL form makes them,
--- and a closure costs per local it captures (see SECTIONS).
-
--- Active jobs per group ("" for the jobs without one), from the leases.
-local function groupActive(tag)
-  local act = {}
-  local ids = redis.call("ZRANGE", KEYS[6], 0, -1)
-  for i = 1, #ids, 7999 do
-    local got = redis.call("HMGET", tag .. "gj", unpack(ids, i, math.min(i + 7998, #ids)))
-    for k = 1, #got do
-      local g = got[k] or ""
-      act[g] = (act[g] or 0) + 1
+-- Active jobs per group ("" for the jobs without one), from the leases, unless given as
+-- `act`; with `limit`, also how many jobs the groups could hand out now: each group's
+-- entries up to its free slots (stale entries counted until a reserve drops them), nil
+-- when the ring is empty. It captures no local (KEYS[6] by index): every reserve's EVAL
+-- form makes it, and a closure costs per local it captures (see SECTIONS).
+local function groupTally(tag, limit, act)
+  if not act then
+    act = {}
+    local ids = redis.call("ZRANGE", KEYS[6], 0, -1)
+    for i = 1, #ids, 7999 do
+      local got = redis.call("HMGET", tag .. "gj", unpack(ids, i, math.min(i + 7998, #ids)))
+      for k = 1, #got do
+        local g = got[k] or ""
+        act[g] = (act[g] or 0) + 1
+      end
     end
   end
-  return act
-end
-
--- How many jobs the groups could hand out now: each group's entries up to its free slots
--- (stale entries counted until a reserve drops them); nil when the ring is empty.
-local function groupReady(tag, act, limit)
+  if not limit then return act, nil end
   local ring = redis.call("LRANGE", tag .. "gr", 0, -1)
-  if #ring == 0 then return nil end
+  if #ring == 0 then return act, nil end
   local n = 0
   for k = 1, #ring do
     local free = limit - (act[ring[k]] or 0)
     if free > 0 then n = n + math.min(free, redis.call("ZCARD", tag .. "gq:" .. ring[k])) end
   end
-  return n
+  return act, n
 end

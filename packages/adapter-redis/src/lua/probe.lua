@@ -14,7 +14,7 @@ if MAX_CONC > 0 then n = math.max(0, math.min(n, MAX_CONC - redis.call("ZCARD", 
 -- FAIR GROUPS: a group at its limit hands out nothing (see _common.lua)
 if meta.q and meta.q > 0 then
   local tag = string.sub(KM, 1, -2)
-  local g = groupReady(tag, groupActive(tag), meta.q)
+  local g = select(2, groupTally(tag, meta.q))
   if g then n = math.min(n, g) end
 end
 -- A full window lets nothing start, so a selector must not count it as ready (reserve

@@ -214,7 +214,7 @@ if not meta.paused then
       local ringLen = redis.call("LLEN", KQR)
       if ringLen == 0 then return room end
       local limit = meta.q > 0 and meta.q or math.huge
-      local act = meta.q > 0 and groupActive(tag) or {}
+      local act = meta.q > 0 and groupTally(tag) or {}
       -- a group at its limit is passed over (looked: how many in a row); an empty one
       -- leaves the ring; a stale entry is dropped and its group stays first
       local looked, stale, listed, pRem = 0, 0, {}, {}
@@ -300,7 +300,7 @@ if not meta.paused then
         if next(popped) then unentomb(popped, tombs) end
         if passed < #ids then break end
       end
-      if meta.q > 0 then groupsReady = groupReady(tag, act, limit) end
+      if meta.q > 0 then groupsReady = select(2, groupTally(tag, limit, act)) end
       return 0
     end)()
   end
