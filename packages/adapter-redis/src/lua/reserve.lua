@@ -268,9 +268,12 @@ if not meta.paused then
       end
       -- Trim the list's head of tombstones (and of entries whose jobs left), as the plain
       -- way pops them, so the list does not grow behind a grouped lane.
+      -- (8 entries first: the head is often a live job; then more while all are dead)
+      local batch = 8
       for _ = 1, 16 do
         if metaNt <= 0 and meta.wl > 0 then break end
-        local ids = redis.call("LRANGE", KW, 0, 63)
+        local ids = redis.call("LRANGE", KW, 0, batch - 1)
+        batch = math.min(2 * batch, 256)
         if #ids == 0 then
           clearTombstones()
           break
