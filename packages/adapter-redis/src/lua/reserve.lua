@@ -1,5 +1,6 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
--- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
+-- `limit` due jobs (priority desc, due asc, put order; on a lane with groups one group at a
+-- time, round-robin: FAIR GROUPS in _common.lua), each with a fresh fencing token.
 -- KEYS: the eighteen lane keys (see _common.lua); on a lane with a rate limit also KEYS[19],
 --   its log of starts (see RATE LIMIT below)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs; ARGV[9] startNow (absent: limit): the
