@@ -674,15 +674,24 @@ function flushWaiting()
     -- groups' zsets (qa: id, score, member per job); a group that had no entry joins the
     -- ring's end, groups in the order of their first job here. Inline: a closure here
     -- would cost every script's EVAL form on every call.
-    meta.qa = nil
+    -- groups put told (meta.qg), the others from gj
+    local known = meta.qg or {}
+    meta.qa, meta.qg = nil, nil
     -- KEYS[1], KEYS[10] by index: a local named here would cost every call its capture
     local tag = string.sub(KEYS[1], 1, -2)
-    local ids = {}
-    for i = 1, #qa, 3 do ids[#ids + 1] = qa[i] end
-    local groups = {}
-    for i = 1, #ids, 7999 do
-      local got = redis.call("HMGET", tag .. "gj", unpack(ids, i, math.min(i + 7998, #ids)))
-      for k = 1, #got do groups[i + k - 1] = got[k] or "" end
+    local ids, groups, unknown, at = {}, {}, {}, {}
+    for i = 1, #qa, 3 do
+      local id = qa[i]
+      ids[#ids + 1] = id
+      groups[#ids] = known[id]
+      if groups[#ids] == nil then
+        unknown[#unknown + 1] = id
+        at[#unknown] = #ids
+      end
+    end
+    for i = 1, #unknown, 7999 do
+      local got = redis.call("HMGET", tag .. "gj", unpack(unknown, i, math.min(i + 7998, #unknown)))
+      for k = 1, #got do groups[at[i + k - 1]] = got[k] or "" end
     end
     local adds, order = {}, {}
     for k = 1, #ids do
@@ -1447,9 +1456,7 @@ local function mergeReport(stored, report, limit, result)
     end
   end
   if result then b.r = result end
-  if b.p == nil and b.l == nil and b.d == nil and b.g == nil and b.q == nil then
-    return b.r or false, changed
-  end
+  if b.p == nil and b.l == nil and b.d == nil and b.g == nil then return b.r or false, changed end
   return "\0" .. cjson.encode(b), changed
 end
 
@@ -1575,7 +1582,6 @@ local function infoJson(id, rec, stored, expiresAt)
         info.result, info.progress, info.logsDropped = b.r, b.p, b.d
         if type(b.l) == "table" and #b.l > 0 then info.logs = b.l end
         if type(b.g) == "table" and #b.g > 0 then info.tags = b.g end
-        if type(b.q) == "string" then info.group = b.q end
         -- moving (an interrupted move): shown in its state before
         if rec.state == 8 and type(b.m) == "table" then info.state = STATE_NAMES[b.m.s] end
       end
@@ -1584,6 +1590,11 @@ local function infoJson(id, rec, stored, expiresAt)
     end
   end
   if expiresAt then info.expiresAt = expiresAt end
+  if meta.qj then
+    -- FAIR GROUPS: its group, if it was put with one (KEYS[1] by index, see flushWaiting)
+    local group = redis.call("HGET", string.sub(KEYS[1], 1, -2) .. "gj", id)
+    if group then info.group = group end
+  end
   local history = {}
   if rec.hcount == 0 then
     local implied = impliedHistory(rec)
@@ -1659,7 +1670,8 @@ end
 -- delete, expiry and the moves find them there unchanged); the groups are an index beside
 -- them, under the lane's hash tag (keys built from KEYS[1]'s prefix, "<tag>" below):
 --   <tag>gj          hash: id -> group, of the jobs put with a group (ops bit 16: scripts
---                    drop a removed record's field)
+--                    drop a removed record's field; get and list read it, a move carries
+--                    it to the target lane)
 --   <tag>gq:<group>  zset per group, its waiting jobs as in KEYS[4]: score -priority,
 --                    member "<due><seq><id>" (so the lane's order within the group); the
 --                    jobs without a group are the group ""

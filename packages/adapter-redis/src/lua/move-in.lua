@@ -83,9 +83,9 @@ for i = 1, #ids do
     -- its tags are indexed here (TAGS)
     if type(bundle.g) == "table" and #bundle.g > 0 then addTags(id, bundle.g, tagged) end
     -- its fair group comes along (FAIR GROUPS): gj, where this lane's scripts look it up
-    if type(bundle.q) == "string" then
+    if type(job.q) == "string" and job.q ~= "" then
       grouped[#grouped + 1] = id
-      grouped[#grouped + 1] = bundle.q
+      grouped[#grouped + 1] = job.q
     end
     sets[#sets + 1] = id
     sets[#sets + 1] = "\0" .. cjson.encode(bundle)

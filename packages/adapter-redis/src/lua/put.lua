@@ -378,22 +378,32 @@ if callBase ~= nil and n > 0 then
 end
 -- Idle workers block only when nothing was waiting: wake one on the empty -> non-empty edge.
 if #listAppend + #prioAdd > 0 and wlBefore == 0 and redis.call("ZCARD", KP) == 0 then wake() end
--- FAIR GROUPS: the created jobs' groups (extras' q), read by flushWaiting for their entries
--- and by every script that makes them waiting again.
-if meta.q and extras then
-  local ok, list = pcall(cjson.decode, extras)
-  local fields = {}
-  if ok and type(list) == "table" then
-    for k = 1, #list do
-      local entry = list[k]
-      local i = type(entry) == "table" and tonumber(entry[1])
-      local x = i and ids[i] and (result == nil or result[i] == 1) and entry[2]
-      if type(x) == "table" and type(x.q) == "string" and x.q ~= "" then
-        fields[#fields + 1] = ids[i]
-        fields[#fields + 1] = x.q
+-- FAIR GROUPS: the created jobs' groups (extras' q) into gj, where get, list and every script
+-- that makes them waiting again read them; flushWaiting is told them (meta.qg: id ->
+-- group, "" none), so it looks up only the jobs made waiting otherwise in this call.
+local extrasList = nil
+if meta.q then
+  local known, fields = {}, {}
+  for i = 1, n do
+    if result == nil or result[i] == 1 then known[ids[i]] = "" end
+  end
+  if extras then
+    local ok, list = pcall(cjson.decode, extras)
+    if ok and type(list) == "table" then
+      extrasList = list
+      for k = 1, #list do
+        local entry = list[k]
+        local i = type(entry) == "table" and tonumber(entry[1])
+        local x = i and ids[i] and (result == nil or result[i] == 1) and entry[2]
+        if type(x) == "table" and type(x.q) == "string" and x.q ~= "" then
+          fields[#fields + 1] = ids[i]
+          fields[#fields + 1] = x.q
+          known[ids[i]] = x.q
+        end
       end
     end
   end
+  meta.qg = known
   if #fields > 0 then
     local key = string.sub(KM, 1, -2) .. "gj"
     for i = 1, #fields, 7998 do
@@ -437,7 +447,8 @@ if opens and #opens > 0 then
 end
 -- Expiries and tags of the jobs created (EXPIRY and TAGS, in _common.lua).
 if extras then
-  local ok, list = pcall(cjson.decode, extras)
+  local ok, list = true, extrasList
+  if list == nil then ok, list = pcall(cjson.decode, extras) end
   if not ok or type(list) ~= "table" then list = {} end
   local index, tagged, bundles = {}, {}, {}
   for k = 1, #list do
@@ -450,39 +461,31 @@ if extras then
       index[#index + 1] = ids[i]
       lowerDelayedBound(e)
     end
-    local tags = type(x) == "table" and type(x.g) == "table" and #x.g > 0 and x.g or nil
-    -- a fair group (FAIR GROUPS), kept with the tags for get and list
-    local group = type(x) == "table" and type(x.q) == "string" and x.q ~= "" and x.q or nil
-    if tags then
+    if type(x) == "table" and type(x.g) == "table" and #x.g > 0 then
       -- the index entries (TAGS); here rather than through addTags, whose section would
       -- cost every put's EVAL form its closures
-      for k = 1, #tags do
-        local tag = tostring(tags[k])
+      for k = 1, #x.g do
+        local tag = tostring(x.g[k])
         tagged[#tagged + 1] = 0
         tagged[#tagged + 1] = #tag .. ":" .. tag .. "\0" .. ids[i]
       end
-    end
-    if tags or group then
       bundles[#bundles + 1] = ids[i]
-      bundles[#bundles + 1] = "\0" .. cjson.encode({ g = tags, q = group })
+      bundles[#bundles + 1] = "\0" .. cjson.encode({ g = x.g })
     end
   end
-  if #tagged > 0 then
+  if #bundles > 0 then
     if not meta.g then
       -- ops bit 4 (see the meta hash): the lane's scripts clean the tag index from now on
       meta.g = true
       meta.ops = (meta.ops or 0) + 4
       metaDirty = true
     end
-    -- KEYS[17] by index, as KEYS[15] below
-    for i = 1, #tagged, 7998 do
-      redis.call("ZADD", KEYS[17], unpack(tagged, i, math.min(i + 7997, #tagged)))
-    end
-  end
-  if #bundles > 0 then
-    -- KEYS[14] by index
+    -- KEYS[14] and KEYS[17] by index, as KEYS[15] below
     for i = 1, #bundles, 7998 do
       redis.call("HSET", KEYS[14], unpack(bundles, i, math.min(i + 7997, #bundles)))
+    end
+    for i = 1, #tagged, 7998 do
+      redis.call("ZADD", KEYS[17], unpack(tagged, i, math.min(i + 7997, #tagged)))
     end
     if not meta.r then
       -- ops bit 1: records removed later take their bundles along
