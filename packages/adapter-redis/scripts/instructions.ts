@@ -14,7 +14,9 @@
  * (10 a call) and reserve10Prefetch (the same with startNow 2, as a worker sends it);
  * put1000Tags, ack100Tags (the same with two tags per job: the tag index's cost, at put
  * and when retention removes the jobs), dead100 (100 jobs failed a call: the failure
- * index's).
+ * index's); put1000Groups, reserve100Groups, ack100Groups (the same on a lane with fair
+ * groups of concurrency 1,000, its jobs in ten groups: the groups' index and the count of
+ * active jobs per group).
  * SCRIPTING=eval counts the EVAL form (default: the function library). COLLECT=scripts
  * counts only inside FCALL and EVALSHA: the whole server's count also holds its clock
  * tick (serverCron, ten times a second, however many calls fit in it under valgrind), which
@@ -34,6 +36,8 @@ import { freePort, newJob, REDIS_SERVER, waitFor } from "../test/helpers.ts";
 interface Case {
   calls: number;
   jobs: number;
+  /** The lane is opened with fair groups (see withGroups). */
+  groups?: boolean;
   run(q: LaneStore, count: (work: () => Promise<unknown>) => Promise<void>): Promise<void>;
 }
 
@@ -42,6 +46,8 @@ interface Case {
  * with two tags each when `tagged`.
  */
 let tagged = false;
+/** Jobs in ten fair groups (withGroups). */
+let grouped = false;
 const jobs = (n: number) => {
   const publishedAt = Date.now();
   return Array.from({ length: n }, (_, i) =>
@@ -50,6 +56,7 @@ const jobs = (n: number) => {
       payload: `{"i":${i}}`,
       publishedAt,
       ...(tagged ? { tags: [`tenant:${i % 10}`, "import"] } : {}),
+      ...(grouped ? { group: `tenant:${i % 10}` } : {}),
     }),
   );
 };
@@ -62,6 +69,19 @@ const withTags = (c: Case): Case => ({
       await c.run.call(this, q, count);
     } finally {
       tagged = false;
+    }
+  },
+});
+/** The case on a lane with fair groups, its jobs in ten groups. */
+const withGroups = (c: Case): Case => ({
+  ...c,
+  groups: true,
+  async run(q, count) {
+    grouped = true;
+    try {
+      await c.run.call(this, q, count);
+    } finally {
+      grouped = false;
     }
   },
 });
@@ -195,6 +215,9 @@ const CASES: Record<string, Case> = {
 };
 CASES.put1000Tags = withTags(CASES.put1000 as Case);
 CASES.ack100Tags = withTags(CASES.ack100 as Case);
+CASES.put1000Groups = withGroups(CASES.put1000 as Case);
+CASES.reserve100Groups = withGroups(CASES.reserve100 as Case);
+CASES.ack100Groups = withGroups(CASES.ack100 as Case);
 
 async function measure(name: string, c: Case, scripting: ScriptingMode): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "tasklane-callgrind-"));
@@ -237,6 +260,7 @@ async function measure(name: string, c: Case, scripting: ScriptingMode): Promise
       maxStalls: 1,
       historyLimit: 10,
       retention: DEFAULT_RETENTION,
+      ...(c.groups ? { groups: { concurrency: 1_000 } } : {}),
     });
     // the scripts are loaded and the lane's keys exist before anything is counted
     await q.put([newJob()]);

@@ -204,8 +204,10 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   tags: true,
   search: true,
   failureGroups: true,
-  // groups (fair groups): not in the scripts yet (NO_OPERATOR_CAPABILITIES leaves it off).
-  // Nor each group's own rate limit.
+  // Fair groups: round-robin and per-group concurrency in reserve (FAIR GROUPS in
+  // lua/_common.lua).
+  groups: true,
+  // Each group's own rate limit: not in the scripts yet.
   groupRateLimit: false,
   // No putFlow yet: no job is ever blocked (counts leave the state out, searches of it
   // are empty).

@@ -144,7 +144,10 @@ export class RedisLane
       this.name,
       String(options.maxStalls),
       String(options.historyLimit),
-      String(options.maxConcurrency ?? 0),
+      // a lane opened with groups: "g" and the groups' concurrency follow (FAIR GROUPS in
+      // lua/_common.lua)
+      String(options.maxConcurrency ?? 0) +
+        (options.groups === undefined ? "" : `g${options.groups.concurrency ?? 0}`),
       retentionSpec(options.retention),
       // "\nlifecycle" after the channel turns lifecycle events on (see lua/_common.lua)
       this.shared.lifecycleEvents ? `${this.shared.channel}\nlifecycle` : this.shared.channel,
@@ -1026,6 +1029,7 @@ export class RedisLane
       expiresAt?: number;
       changedAt?: number;
       tags?: unknown[] | object;
+      group?: string;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
     };
     // A record or text tasklane did not write shows its raw bytes as the payload.
@@ -1062,6 +1066,7 @@ export class RedisLane
     if (raw.changedAt !== undefined) info.changedAt = raw.changedAt;
     // cjson writes an empty table as {}: only an array is a job's tags
     if (Array.isArray(raw.tags)) info.tags = raw.tags.map(String);
+    if (raw.group !== undefined) info.group = raw.group;
     const error = raw.error === undefined ? undefined : parseError(raw.error);
     if (error !== undefined) info.error = error;
     return info;
@@ -1288,22 +1293,29 @@ const HAS_DEBOUNCE = 8;
 
 /**
  * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt, g:
- * tags, d: [debounce key, until, keep last] }] for each job with any of them.
+ * tags, q: fair group, d: [debounce key, until, keep last] }] for each job with any of them.
  */
 function extrasArg(jobs: readonly NewJob[]): string {
-  const out: Array<[number, { e?: number; g?: string[]; d?: [string, number, number] }]> = [];
+  type Extra = { e?: number; g?: string[]; q?: string; d?: [string, number, number] };
+  const out: Array<[number, Extra]> = [];
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i] as NewJob;
-    const extra: { e?: number; g?: string[]; d?: [string, number, number] } = {};
+    const extra: Extra = {};
     if (job.expiresAt !== undefined && Number.isFinite(job.expiresAt)) {
       extra.e = Math.ceil(job.expiresAt);
     }
     if (job.tags !== undefined && job.tags.length > 0) extra.g = job.tags;
+    if (job.group !== undefined) extra.q = job.group;
     const d = job.debounce;
     // one key space per task (see lua/put.lua, DEBOUNCE); keep 1 for "last"
     if (d !== undefined)
       extra.d = [`${job.task}\n${d.key}`, Math.ceil(d.until), d.keep === "last" ? 1 : 0];
-    if (extra.e !== undefined || extra.g !== undefined || extra.d !== undefined) {
+    if (
+      extra.e !== undefined ||
+      extra.g !== undefined ||
+      extra.q !== undefined ||
+      extra.d !== undefined
+    ) {
       out.push([i + 1, extra]);
     }
   }
@@ -1322,7 +1334,9 @@ function jobsShape(jobs: readonly NewJob[]): number {
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i] as NewJob;
     if (job.freshId !== true) shape &= ~ALL_FRESH;
-    if (job.expiresAt !== undefined || job.tags !== undefined) shape |= HAS_EXTRAS;
+    if (job.expiresAt !== undefined || job.tags !== undefined || job.group !== undefined) {
+      shape |= HAS_EXTRAS;
+    }
     // layout "5" (see lua/put.lua): the general loop, which debounces
     if (job.debounce !== undefined) shape = (shape | HAS_EXTRAS | HAS_DEBOUNCE) & ~SHARED_FIELDS;
     if (

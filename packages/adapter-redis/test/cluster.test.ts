@@ -244,6 +244,32 @@ describe("redis cluster", () => {
       expect(full.nextDueAt).toBeGreaterThan(Date.now() + 30_000);
     }
   });
+
+  it("serves fair groups on lanes spread over the nodes, their keys in the lane's slot", async () => {
+    for (const name of ["fair-0", "fair-1", "fair-2"]) {
+      const q = await adapter.lane(name, { ...opts, groups: { concurrency: 1 } });
+      const a = [job({ group: "a" }), job({ group: "a" })];
+      const b = job({ group: "b" });
+      const u = job();
+      await q.put(a);
+      await q.put([b, u]);
+      // one of each group per turn; a's second waits for its first (concurrency 1)
+      const first = await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 });
+      expect(first.jobs.map((j) => j.id)).toEqual([a[0]?.id, b.id, u.id]);
+      expect(first.ready).toBe(0);
+      expect((await q.get(b.id))?.group).toBe("b");
+      expect(await q.ack([first.jobs[0]?.lock as Lock])).toEqual(["ok"]);
+      const next = await q.reserve({ limit: 10, leaseMs: 30_000, waitMs: 0 });
+      expect(next.jobs.map((j) => j.id)).toEqual([a[1]?.id]);
+      // the groups' keys (built in the scripts from the lane's prefix) share its slot
+      const tag = laneKeys("cl", name).meta.slice(0, -1);
+      const slot = Number(await client.cluster("KEYSLOT", `${tag}m`));
+      for (const key of [`${tag}gj`, `${tag}gr`, `${tag}gq:a`]) {
+        expect(Number(await client.cluster("KEYSLOT", key))).toBe(slot);
+      }
+      expect(await client.exists(`${tag}gj`)).toBe(1);
+    }
+  });
 });
 
 describe("redis cluster: a slot without a stable, reachable owner", () => {

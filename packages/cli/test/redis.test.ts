@@ -125,7 +125,7 @@ describe("enqueue", () => {
     expect(job.runAt).toBeLessThan(Date.now() + 3_600_000 + 1_000);
   });
 
-  it("--debounce collapses publishes of one key across CLI runs; --group exits 3 on Redis", async () => {
+  it("--debounce collapses publishes of one key across CLI runs; --group on a lane without groups exits 2", async () => {
     const prefix = newPrefix();
     const app = createApp(prefix);
     const publish = (n: number, ...extra: string[]) =>
@@ -154,10 +154,13 @@ describe("enqueue", () => {
     const grouped = await runCli(["enqueue", "report", '{"day":"x"}', "--group", "acme"], {
       env: cliEnv(prefix),
     });
-    expect(grouped.code).toBe(3);
-    expect(grouped.stderr).toContain(
-      "The redis adapter does not support fair groups (capability groups): --group needs it",
-    );
+    // Redis has fair groups: the capability check passes, and core refuses the group on a
+    // lane opened without `groups`
+    expect(grouped).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'error: Invalid option options.group = "acme": lane "low" has no groups option\n',
+    });
     expect(await counts(app, "low")).toMatchObject({ waiting: 0, delayed: 1 });
   });
 

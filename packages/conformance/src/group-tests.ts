@@ -76,6 +76,83 @@ export function registerGroupTests(get: () => Harness, _options: ConformanceOpti
       expect(await lane.counts()).toMatchObject({ waiting: 1, active: 3 });
     });
 
+    it("a job that waits again goes back into its group: release, lease run out, cancel", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "groups");
+      const lane = await h.freshLane({ groups: {} });
+      // a release: a1 back at the front of A, which is behind B now
+      await lane.put([job(h, "a1", "A"), job(h, "a2", "A"), job(h, "b1", "B")]);
+      const [a1] = await take(lane, 1, 30 * h.unit);
+      expect(a1?.id).toBe("a1");
+      expect(await lane.release([{ lock: (a1 as ReservedJob).lock, uncounted: true }])).toEqual([
+        "ok",
+      ]);
+      const again = await take(lane, 10, 30 * h.unit);
+      expect(again.map((j) => j.id)).toEqual(["b1", "a1", "a2"]);
+      // leases that run out: c1 back into C, ahead of c2 (put later); D joins behind C
+      await lane.put([job(h, "c1", "C"), job(h, "d1", "D")]);
+      expect((await take(lane, 10, h.unit)).map((j) => j.id)).toEqual(["c1", "d1"]);
+      await lane.put([job(h, "c2", "C")]);
+      await h.pass(3 * h.unit);
+      expect((await take(lane, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["c1", "d1", "c2"]);
+      // a canceled waiting job leaves its group: not handed out, not counted
+      await lane.put([job(h, "e1", "E"), job(h, "e2", "E"), job(h, "f1", "F")]);
+      expect(await lane.cancel?.(["e1"])).toEqual(["canceled"]);
+      expect((await lane.counts()).waiting).toBe(2);
+      expect((await take(lane, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["e2", "f1"]);
+      expect((await lane.counts()).waiting).toBe(0);
+    });
+
+    it("promote, retryFailed and setPriority put the job into its group", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "groups", "promote", "retryFailed", "changePriority");
+      const lane = await h.freshLane({ groups: {} });
+      // promote: the delayed a1's group joins the ring then, behind B
+      await lane.put([
+        h.job({ id: "a1", freshId: false, group: "A", runAt: h.now() + 3_600_000 }),
+        job(h, "b1", "B"),
+        job(h, "b2", "B"),
+      ]);
+      expect(await lane.promote?.(["a1"])).toEqual(["ok"]);
+      expect((await take(lane, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["b1", "a1", "b2"]);
+      // retryFailed: a failed job's group joins the ring's end again
+      await lane.put([job(h, "c1", "C"), job(h, "d1", "D")]);
+      const [c1] = await take(lane, 1, 30 * h.unit);
+      expect(
+        await lane.nack([
+          {
+            lock: (c1 as ReservedJob).lock,
+            dead: true,
+            error: { name: "E", message: "m", reason: "error" },
+          },
+        ]),
+      ).toEqual(["ok"]);
+      expect(await lane.retryFailed?.(["c1"])).toBe(1);
+      expect((await take(lane, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["d1", "c1"]);
+      // setPriority: the group's order changes, the ring's does not
+      await lane.put([job(h, "e1", "E"), job(h, "e2", "E"), job(h, "f1", "F")]);
+      expect(await lane.setPriority?.(["e2"], 5)).toEqual(["ok"]);
+      expect((await take(lane, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["e2", "f1", "e1"]);
+    });
+
+    it("a job moved into a grouped lane keeps its group", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "groups", "move");
+      const from = await h.freshLane({ groups: {} });
+      const to = await h.freshLane({ groups: { concurrency: 1 } });
+      await to.put([job(h, "a0", "A")]);
+      const [a0] = await take(to, 1, 30 * h.unit);
+      await from.put([job(h, "a1", "A")]);
+      expect(await from.move?.(["a1"], to)).toEqual(["moved"]);
+      expect((await to.get?.("a1"))?.group).toBe("A");
+      await to.put([job(h, "b1", "B")]);
+      // A is at its limit with a0 running: a1 waits for it, b1 does not
+      expect((await take(to, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["b1"]);
+      expect(await to.ack([(a0 as ReservedJob).lock])).toEqual(["ok"]);
+      expect((await take(to, 10, 30 * h.unit)).map((j) => j.id)).toEqual(["a1"]);
+      expect(await from.counts()).toMatchObject({ waiting: 0 });
+    });
+
     it("client: publish with group; refused without the lane's groups option, or empty", async (ctx) => {
       const h = get();
       need(h.caps, ctx, "groups");

@@ -7,7 +7,8 @@
 --                the earliest delayed due time / lease expiry: maintenance skips its
 --                queries before them; ops, what the lane's jobs store beyond their
 --                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], 4 tags
---                in KEYS[14] and KEYS[17], so scripts read and clean those only then;
+--                in KEYS[14] and KEYS[17], 16 groups in gj (see FAIR GROUPS), so
+--                scripts read and clean those only then;
 --                wu, until when somebody watches
 --                the lane, see WATCHING), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
@@ -49,9 +50,12 @@
 --   (put only, when a job of the call has a debounce key) KEYS[19] db: "<task>\n<key>" ->
 --                "<until>:<id>", KEYS[20] db:until: score until, member that field (see
 --                put.lua, DEBOUNCE); same hash tag
+--   Not in KEYS (built from KEYS[1]'s prefix, so under the same hash tag and slot): the
+--                fair groups' gj, gr and gq:<group> (see FAIR GROUPS)
 -- Common ARGV:
 --   ARGV[1] lane name (for events)   ARGV[2] maxStalls  ARGV[3] historyLimit
---   ARGV[4] maxConcurrency (0 = none)
+--   ARGV[4] maxConcurrency (0 = none); on a lane opened with groups followed by "g" and
+--           the groups' concurrency (0 = none), e.g. "0g2" (see FAIR GROUPS)
 --   ARGV[5] retention "sAge,sCount,fAge,fCount,cAge,cCount,eAge,eCount" (-1 = no limit of
 --           that kind; e: expired)
 --   ARGV[6] events channel, followed by "\nlifecycle" when lifecycle events are on
@@ -99,7 +103,8 @@ LANE = ARGV[1]
 -- and historyLimit (ARGV[3]) are parsed once per call when first used (a stall, an
 -- explicit history entry; maxStalls(), historyLimit()), and maxConcurrency only when it is
 -- not "0".
-MAX_CONC = ARGV[4] == "0" and 0 or tonumber(ARGV[4])
+-- -1: ARGV[4] names groups too; the meta hash's block parses it (see FAIR GROUPS).
+MAX_CONC = ARGV[4] == "0" and 0 or tonumber(ARGV[4]) or -1
 RETENTION_SPEC = ARGV[5]
 -- A channel name ends in ":events", so the "\nlifecycle" flag cannot be part of one.
 CHANNEL, LIFECYCLE = ARGV[6], false
@@ -236,6 +241,7 @@ do
       if ops % 2 == 1 then meta.r = true end
       if ops % 4 >= 2 then meta.x = true end
       if ops % 8 >= 4 then meta.g = true end
+      if ops % 32 >= 16 then meta.qj = true end
     end
     -- WATCHING: while a waiter watches this lane (tl.waitFor, Adapter.watch), every finish
     -- is published even with lifecycle events off (meta.w), until wu, which the watchers
@@ -256,6 +262,13 @@ do
   meta.paused = m[2] == "1"
 end
 metaDirty = false
+-- FAIR GROUPS: a lane opened with groups (ARGV[4] "<maxConcurrency>g<limit>") has
+-- meta.q, its groups' concurrency (0: none); a lane without keeps the table at its size.
+if MAX_CONC == -1 then
+  local c, q = string.match(ARGV[4], "^(%d+)g(%d+)$")
+  MAX_CONC = tonumber(c) or 0
+  meta.q = tonumber(q) or 0
+end
 --}
 
 --@
@@ -655,6 +668,55 @@ function flushWaiting()
     madeWaiting = madeWaiting + #prioAdd / 2
     prioAdd = {}
   end
+  local qa = meta.qa
+  if qa then
+    -- FAIR GROUPS (see there): the jobs made waiting on a grouped lane also go into their
+    -- groups' zsets (qa: id, score, member per job); a group that had no entry joins the
+    -- ring's end, groups in the order of their first job here. Inline: a closure here
+    -- would cost every script's EVAL form on every call.
+    -- groups put told (meta.qg), the others from gj
+    local known = meta.qg or {}
+    meta.qa, meta.qg = nil, nil
+    -- KEYS[1], KEYS[10] by index: a local named here would cost every call its capture
+    local tag = string.sub(KEYS[1], 1, -2)
+    local ids, groups, unknown, at = {}, {}, {}, {}
+    for i = 1, #qa, 3 do
+      local id = qa[i]
+      ids[#ids + 1] = id
+      groups[#ids] = known[id]
+      if groups[#ids] == nil then
+        unknown[#unknown + 1] = id
+        at[#unknown] = #ids
+      end
+    end
+    for i = 1, #unknown, 7999 do
+      local got = redis.call("HMGET", tag .. "gj", unpack(unknown, i, math.min(i + 7998, #unknown)))
+      for k = 1, #got do groups[at[i + k - 1]] = got[k] or "" end
+    end
+    local adds, order = {}, {}
+    for k = 1, #ids do
+      local g = groups[k]
+      local add = adds[g]
+      if add == nil then
+        add = {}
+        adds[g] = add
+        order[#order + 1] = g
+      end
+      add[#add + 1] = qa[3 * k - 1]
+      add[#add + 1] = qa[3 * k]
+    end
+    for k = 1, #order do
+      local g = order[k]
+      local key, add = tag .. "gq:" .. g, adds[g]
+      local had = redis.call("ZCARD", key)
+      for i = 1, #add, 7998 do
+        redis.call("ZADD", key, unpack(add, i, math.min(i + 7997, #add)))
+      end
+      if had == 0 then redis.call("RPUSH", tag .. "gr", g) end
+    end
+    -- A worker may wait while every group with jobs is at its limit (ready 0): wake one.
+    if redis.call("LLEN", KEYS[10]) == 0 then redis.call("LPUSH", KEYS[10], "1") end
+  end
 end
 
 --@
@@ -684,6 +746,14 @@ end
 -- comes after the list's last entry, else a late arrival; any other: the priority zset.
 local function makeWaiting(id, rec)
   rec.state = WAITING
+  if meta.q then
+    -- FAIR GROUPS: its group's entry too (flushWaiting writes it)
+    local qa = meta.qa or {}
+    meta.qa = qa
+    qa[#qa + 1] = id
+    qa[#qa + 1] = -rec.prio
+    qa[#qa + 1] = pmember(rec.due, rec.seq, id)
+  end
   if rec.prio == 0 then
     if meta.td == nil then
       -- The last entry's record's (due, seq): a live job's, or a canceled one's (cancel
@@ -1208,6 +1278,7 @@ function retention()
         -- and what they stored beyond their records (results, extras), as delete does
         if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
         if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
+        if meta.qj then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "gj", unpack(ids)) end
         if ranked > 0 then redis.call("ZREMRANGEBYRANK", key, 0, ranked - 1) end
         if #ids > ranked then redis.call("ZREM", key, unpack(ids, ranked + 1)) end
       end
@@ -1339,6 +1410,7 @@ local function dropJobRecords(ids)
   redis.call("HDEL", KJ, unpack(ids))
   if meta.r then redis.call("HDEL", KR, unpack(ids)) end
   if meta.x then redis.call("ZREM", KE, unpack(ids)) end
+  if meta.qj then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "gj", unpack(ids)) end
 end
 
 --@
@@ -1518,6 +1590,11 @@ local function infoJson(id, rec, stored, expiresAt)
     end
   end
   if expiresAt then info.expiresAt = expiresAt end
+  if meta.qj then
+    -- FAIR GROUPS: its group, if it was put with one (KEYS[1] by index, see flushWaiting)
+    local group = redis.call("HGET", string.sub(KEYS[1], 1, -2) .. "gj", id)
+    if group then info.group = group end
+  end
   local history = {}
   if rec.hcount == 0 then
     local implied = impliedHistory(rec)
@@ -1584,4 +1661,55 @@ local function scheduleWrite(id, expect, nextAt, data)
     redis.call("ZADD", KEYS[20], nextAt, id)
   end
   return revision
+end
+--@
+-- FAIR GROUPS (capability groups). A lane opened with groups (ARGV[4], meta.q: the
+-- groups' concurrency, 0 none) serves its waiting jobs one group at a time, round-robin:
+-- reserve takes its next job from the ring's first group, which then goes to the ring's
+-- end. The jobs stay in KEYS[3] / KEYS[4] as on any lane (counts, list, search, cancel,
+-- delete, expiry and the moves find them there unchanged); the groups are an index beside
+-- them, under the lane's hash tag (keys built from KEYS[1]'s prefix, "<tag>" below):
+--   <tag>gj          hash: id -> group, of the jobs put with a group (ops bit 16: scripts
+--                    drop a removed record's field; get and list read it, a move carries
+--                    it to the target lane)
+--   <tag>gq:<group>  zset per group, its waiting jobs as in KEYS[4]: score -priority,
+--                    member "<due><seq><id>" (so the lane's order within the group); the
+--                    jobs without a group are the group ""
+--   <tag>gr          ring: list of the groups that have entries, the one served next first;
+--                    a group joins its end with its first entry, leaves when it has none
+-- Every job made waiting (put, makeWaiting: a retry, a release, a lease run out, a delayed
+-- job falling due, promote, retryFailed, a move in, setPriority) gets its entry in
+-- flushWaiting. A job that leaves waiting otherwise (cancel, delete, expiry, a move out)
+-- leaves a stale entry, which reserve drops when it meets it: an entry counts only while
+-- its record is waiting with that priority, due time and seq. A taken job of priority 0
+-- leaves a tombstone in KEYS[3] (see TOMBSTONES), which reserve trims off the list's head.
+-- Active jobs per group are counted from KEYS[6] and gj by the reserve that needs them
+-- (atomic, across every process), only when the groups have a concurrency.
+
+-- Active jobs per group ("" for the jobs without one), from the leases, unless given as
+-- `act`; with `limit`, also how many jobs the groups could hand out now: each group's
+-- entries up to its free slots (stale entries counted until a reserve drops them), nil
+-- when the ring is empty. It captures no local (KEYS[6] by index): every reserve's EVAL
+-- form makes it, and a closure costs per local it captures (see SECTIONS).
+local function groupTally(tag, limit, act)
+  if not act then
+    act = {}
+    local ids = redis.call("ZRANGE", KEYS[6], 0, -1)
+    for i = 1, #ids, 7999 do
+      local got = redis.call("HMGET", tag .. "gj", unpack(ids, i, math.min(i + 7998, #ids)))
+      for k = 1, #got do
+        local g = got[k] or ""
+        act[g] = (act[g] or 0) + 1
+      end
+    end
+  end
+  if not limit then return act, nil end
+  local ring = redis.call("LRANGE", tag .. "gr", 0, -1)
+  if #ring == 0 then return act, nil end
+  local n = 0
+  for k = 1, #ring do
+    local free = limit - (act[ring[k]] or 0)
+    if free > 0 then n = n + math.min(free, redis.call("ZCARD", tag .. "gq:" .. ring[k])) end
+  end
+  return act, n
 end

@@ -103,6 +103,6 @@ if #done > 0 then
   flushStats()
   retention()
   -- A freed concurrency slot may let a blocked worker take a job.
-  if MAX_CONC > 0 and waitingCount() > 0 then wake() end
+  if (MAX_CONC > 0 or meta.q) and waitingCount() > 0 then wake() end
 end
 return result

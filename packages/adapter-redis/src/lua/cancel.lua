@@ -67,6 +67,6 @@ if meta.wl <= 0 then
     flushMeta()
   end
 end
-if #aRem > 0 and MAX_CONC > 0 and waitingCount() > 0 then wake() end
+if #aRem > 0 and (MAX_CONC > 0 or meta.q) and waitingCount() > 0 then wake() end
 publishEvent("canceled", activeIds)
 return result

@@ -21,7 +21,7 @@ local stored = redis.call("HMGET", KR, unpack(ids))
 
 local wasEmpty = meta.wl == 0 and redis.call("ZCARD", KP) == 0
 local out = {}
-local delayedAdd, expiries, sets, tagged = {}, {}, {}, {}
+local delayedAdd, expiries, sets, tagged, grouped = {}, {}, {}, {}, {}
 local earliest = nil
 for i = 1, #ids do
   local id, job = ids[i], jobs[i]
@@ -82,6 +82,11 @@ for i = 1, #ids do
     bundle.k = job.k
     -- its tags are indexed here (TAGS)
     if type(bundle.g) == "table" and #bundle.g > 0 then addTags(id, bundle.g, tagged) end
+    -- its fair group comes along (FAIR GROUPS): gj, where this lane's scripts look it up
+    if type(job.q) == "string" and job.q ~= "" then
+      grouped[#grouped + 1] = id
+      grouped[#grouped + 1] = job.q
+    end
     sets[#sets + 1] = id
     sets[#sets + 1] = "\0" .. cjson.encode(bundle)
     local e = tonumber(job.e)
@@ -110,6 +115,14 @@ if #expiries > 0 then
   if not meta.x then
     meta.x = true
     meta.ops = (meta.ops or 0) + 2
+  end
+end
+if #grouped > 0 then
+  redis.call("HSET", string.sub(KM, 1, -2) .. "gj", unpack(grouped))
+  if not meta.qj then
+    meta.qj = true
+    meta.ops = (meta.ops or 0) + 16
+    metaDirty = true
   end
 end
 flushRecords()

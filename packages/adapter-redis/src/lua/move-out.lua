@@ -23,6 +23,8 @@ end
 load(ids)
 local stored = redis.call("HMGET", KR, unpack(ids))
 local expiries = expiriesOf(ids)
+-- their fair groups go along (FAIR GROUPS in _common.lua)
+local groups = meta.qj and redis.call("HMGET", string.sub(KM, 1, -2) .. "gj", unpack(ids)) or {}
 
 local out = {}
 local pRem, dRem, aRem, fRem, entombed, marked = {}, {}, {}, {}, {}, {}
@@ -85,6 +87,7 @@ for i = 1, #ids do
     end
     -- its expiry goes along (a failed one's is cleared, as by retryFailed)
     if expiries[id] and state ~= FAILED then job.e = expiries[id] end
+    if groups[i] then job.q = groups[i] end
     -- its history, written out (see note()), as { at, event, detail } entries
     local hist = {}
     if rec.hcount == 0 then

@@ -97,6 +97,6 @@ if #done > 0 then
   flushFinished()
   flushStats()
   retention()
-  if MAX_CONC > 0 and waitingCount() > 0 then wake() end
+  if (MAX_CONC > 0 or meta.q) and waitingCount() > 0 then wake() end
 end
 return result

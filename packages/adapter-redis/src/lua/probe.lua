@@ -11,6 +11,12 @@ flushAll()
 if meta.paused then return 0 end
 local n = waitingCount() + redis.call("ZCOUNT", KD, "-inf", NOW)
 if MAX_CONC > 0 then n = math.max(0, math.min(n, MAX_CONC - redis.call("ZCARD", KA))) end
+-- FAIR GROUPS: a group at its limit hands out nothing (see _common.lua)
+if meta.q and meta.q > 0 then
+  local tag = string.sub(KM, 1, -2)
+  local g = select(2, groupTally(tag, meta.q))
+  if g then n = math.min(n, g) end
+end
 -- A full window lets nothing start, so a selector must not count it as ready (reserve
 -- prunes the log; read-only here: the starts inside (NOW - durationMs, NOW]).
 if KEYS[19] then

@@ -75,7 +75,7 @@ if #done > 0 then
   local wasEmpty = meta.wl == 0 and #listAppend == 0 and redis.call("ZCARD", KP) == 0
   for i = 1, #back do makeWaiting(back[i][1], back[i][2]) end
   flushRecords()
-  if (#back > 0 and wasEmpty) or MAX_CONC > 0 then wake() end
+  if (#back > 0 and wasEmpty) or MAX_CONC > 0 or meta.q then wake() end
   flushWaiting()
   if earliest ~= nil then
     lowerDelayedBound(earliest)

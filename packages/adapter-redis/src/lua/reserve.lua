@@ -1,5 +1,6 @@
 -- tasklane: reserve — reclaim expired leases, promote due delayed jobs, then take up to
--- `limit` due jobs (priority desc, due asc, put order), each with a fresh fencing token.
+-- `limit` due jobs (priority desc, due asc, put order; on a lane with groups one group at a
+-- time, round-robin: FAIR GROUPS in _common.lua), each with a fresh fencing token.
 -- KEYS: the eighteen lane keys (see _common.lua); on a lane with a rate limit also KEYS[19],
 --   its log of starts (see RATE LIMIT below)
 -- ARGV: common 1..6; ARGV[7] limit; ARGV[8] leaseMs; ARGV[9] startNow (absent: limit): the
@@ -37,6 +38,8 @@ local leases = {}
 local taken = 0
 local active = 0
 local pn = 0
+-- FAIR GROUPS: what the groups could still hand out (nil: not counted, see below)
+local groupsReady = nil
 
 -- RATE LIMIT. At most ARGV[10] jobs handed out in any window of ARGV[11] ms: KEYS[19] is a
 -- zset of the starts of the last window (score: the TIME of the call that handed the job
@@ -201,6 +204,110 @@ if not meta.paused then
     room = math.min(room, rateMax - rateCount)
   end
   pn = redis.call("ZCARD", KP)
+
+  -- FAIR GROUPS (see _common.lua): a grouped lane takes its jobs through its groups' ring
+  -- and spends the room, so the plain way below takes nothing. With the ring empty it
+  -- takes the plain way: jobs that waited before the lane had groups.
+  if meta.q and room > 0 then
+    room = (function()
+      local tag = string.sub(KM, 1, -2)
+      local KQR = tag .. "gr"
+      local ringLen = redis.call("LLEN", KQR)
+      if ringLen == 0 then return room end
+      local limit = meta.q > 0 and meta.q or math.huge
+      local act = meta.q > 0 and groupTally(tag) or {}
+      -- a group at its limit is passed over (looked: how many in a row); an empty one
+      -- leaves the ring; a stale entry is dropped and its group stays first
+      local looked, stale, listed, pRem = 0, 0, {}, {}
+      while room > 0 and looked < ringLen and stale < BUDGET do
+        local g = redis.call("LINDEX", KQR, 0)
+        if not g then break end
+        if (act[g] or 0) >= limit then
+          redis.call("LMOVE", KQR, KQR, "LEFT", "RIGHT")
+          looked = looked + 1
+        else
+          local key = tag .. "gq:" .. g
+          local top = redis.call("ZPOPMIN", key)
+          if top[1] == nil then
+            redis.call("LPOP", KQR)
+            ringLen = ringLen - 1
+          else
+            local member = top[1]
+            local id = string.sub(member, 26)
+            local rec = get(id)
+            if rec and not rec.bad and rec.state == WAITING and -rec.prio == tonumber(top[2])
+                and pmember(rec.due, rec.seq, id) == member then
+              -- where it waits besides: the list (a tombstone now) or KEYS[4]
+              if rec.prio == 0 and rec.flags ~= 2 then
+                listed[#listed + 1] = id
+              else
+                pRem[#pRem + 1] = member
+              end
+              take(id, rec)
+              room = room - 1
+              act[g] = (act[g] or 0) + 1
+              looked = 0
+              if redis.call("ZCARD", key) == 0 then
+                redis.call("LPOP", KQR)
+                ringLen = ringLen - 1
+              else
+                redis.call("LMOVE", KQR, KQR, "LEFT", "RIGHT")
+              end
+            else
+              stale = stale + 1
+            end
+          end
+        end
+      end
+      if #pRem > 0 then
+        redis.call("ZREM", KP, unpack(pRem))
+        pn = pn - #pRem
+      end
+      if #listed > 0 then
+        entomb(listed)
+        meta.wl = meta.wl - #listed
+      end
+      -- Trim the list's head of tombstones (and of entries whose jobs left), as the plain
+      -- way pops them, so the list does not grow behind a grouped lane.
+      -- (8 entries first: the head is often a live job; then more while all are dead)
+      local batch = 8
+      for _ = 1, 16 do
+        if metaNt <= 0 and meta.wl > 0 then break end
+        local ids = redis.call("LRANGE", KW, 0, batch - 1)
+        batch = math.min(2 * batch, 256)
+        if #ids == 0 then
+          clearTombstones()
+          break
+        end
+        local tombs = tombstonesOf(ids) or {}
+        load(ids)
+        local passed, popped = 0, {}
+        for k = 1, #ids do
+          local id = ids[k]
+          local left = tombs[id]
+          if left and left > 0 then
+            tombs[id] = left - 1
+            popped[id] = (popped[id] or 0) + 1
+          else
+            local r = cache[id]
+            if r and (r.bad or (r.state == WAITING and r.prio == 0 and r.flags ~= 2)) then
+              break
+            end
+          end
+          passed = passed + 1
+        end
+        if passed > 0 then
+          redis.call("LTRIM", KW, passed, -1)
+          meta.lp = meta.lp + passed
+          metaDirty = true
+        end
+        if next(popped) then unentomb(popped, tombs) end
+        if passed < #ids then break end
+      end
+      if meta.q > 0 then groupsReady = select(2, groupTally(tag, limit, act)) end
+      return 0
+    end)()
+  end
 
   local function takeFromP(minScore, maxScore)
     if room <= 0 or pn == 0 then return end
@@ -373,6 +480,7 @@ if flushFinished() or NOW - meta.rs >= 1000 then retention() end
 local ready = 0
 if not meta.paused then
   ready = meta.wl + pn
+  if groupsReady then ready = math.min(ready, groupsReady) end
   if MAX_CONC > 0 then ready = math.max(0, math.min(ready, MAX_CONC - active - taken)) end
   if KRL then ready = math.max(0, math.min(ready, rateMax - rateCount - taken)) end
 end
