@@ -1,0 +1,269 @@
+/**
+ * Flows on Redis (capability flows; docs/adapter-contract.md, "Flows"; FLOWS in
+ * lua/_common.lua). Each lane is its own slot (Redis Cluster), so a flow is crash-safe
+ * steps, each one script in one slot:
+ *
+ * 1. putFlow checks every id and dependency (reads per lane), then stores each lane's jobs
+ *    (lua/flow.lua: the blocked ones with their entries), then tells each dependency of
+ *    the jobs waiting for it (lua/link.lua), which queues the end of one that has ended
+ *    already in its lane's outbox.
+ * 2. A job's end (ack, nack, stall, cancel, expiry, delete) queues one notification per
+ *    dependent in its lane's outbox in the script that ends it. drainOutbox delivers them
+ *    to the dependents' lanes (lua/deliver.lua applies each entry once) and then removes
+ *    them: delivered twice after a crash between the two, the second changes nothing.
+ *    The call that ended the job drains at once; every reserve drains its lane's outbox
+ *    now and then (RedisLane), so what a process that died left is delivered by another.
+ */
+import {
+  ConfigError,
+  DEPENDENCY_POLICIES,
+  type FlowItem,
+  type FlowPutResult,
+  type NewJob,
+} from "@tasklane/core/adapter";
+import type { AdapterShared } from "./adapter-shared.ts";
+import { mapRedisError } from "./errors.ts";
+import { encodeId } from "./id-codec.ts";
+import { laneKeys } from "./keys.ts";
+import { RedisLane, type StoredDependency } from "./redis-lane.ts";
+
+const MAX_DEPENDENCIES = 1_000;
+/** Outbox fields read per HSCAN step. */
+const DRAIN_PAGE = 200;
+
+export interface RedisFlows {
+  putFlow(items: FlowItem[]): Promise<FlowPutResult>;
+  drainOutbox(lane: string): Promise<void>;
+}
+
+export function createRedisFlows(
+  shared: AdapterShared,
+  lanes: ReadonlyMap<string, RedisLane>,
+): RedisFlows {
+  const laneNamed = (name: string, like: RedisLane): RedisLane =>
+    lanes.get(name) ?? (shared.openLane(name, like.options) as RedisLane);
+
+  /** Each lane's drain: one at a time, and a call made while one runs gets the next pass. */
+  const drains = new Map<
+    string,
+    { running?: Promise<void> | undefined; queued?: Promise<void> | undefined }
+  >();
+
+  const drainOutbox = (name: string): Promise<void> => {
+    let state = drains.get(name);
+    if (state === undefined) {
+      state = {};
+      drains.set(name, state);
+    }
+    const s = state;
+    if (s.queued !== undefined) return s.queued;
+    const queued = (s.running ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => {
+        s.queued = undefined;
+        const running = drainPass(name);
+        s.running = running;
+        return running;
+      });
+    s.queued = queued;
+    return queued;
+  };
+
+  /** One pass over a lane's outbox; lanes whose deliveries queued ends are drained after. */
+  const drainPass = async (name: string): Promise<void> => {
+    const source = lanes.get(name);
+    if (source === undefined) return;
+    const key = source.keys.outbox;
+    const next = new Set<string>();
+    let cursor = "0";
+    do {
+      let page: [string, string[]];
+      try {
+        page = await shared.client.hscan(key, cursor, "COUNT", DRAIN_PAGE);
+      } catch (error) {
+        throw mapRedisError(`draining the outbox of lane "${name}"`, error);
+      }
+      cursor = page[0];
+      const flat = page[1];
+      const byLane = new Map<string, { fields: string[]; ends: string[] }>();
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const field = flat[i] as string;
+        const first = field.indexOf("\n");
+        const last = field.lastIndexOf("\n");
+        if (first < 0 || last <= first) continue;
+        let end: { s?: unknown; r?: unknown };
+        try {
+          end = JSON.parse(flat[i + 1] as string) as { s?: unknown; r?: unknown };
+        } catch {
+          continue;
+        }
+        const lane = field.slice(0, first);
+        let group = byLane.get(lane);
+        if (group === undefined) {
+          group = { fields: [], ends: [] };
+          byLane.set(lane, group);
+        }
+        group.fields.push(field);
+        group.ends.push(
+          field.slice(first + 1, last),
+          field.slice(last + 1),
+          String(end.s),
+          typeof end.r === "string" ? end.r : "",
+        );
+      }
+      for (const [laneName, group] of byLane) {
+        const target = laneNamed(laneName, source);
+        if (await target.deliverEnds(group.ends)) next.add(laneName);
+        // Removed only once delivered: a crash before this delivers them again (once).
+        try {
+          await shared.client.hdel(key, ...group.fields);
+        } catch (error) {
+          throw mapRedisError(`draining the outbox of lane "${name}"`, error);
+        }
+      }
+    } while (cursor !== "0");
+    for (const laneName of next) await drainOutbox(laneName);
+  };
+
+  const putFlow = async (items: FlowItem[]): Promise<FlowPutResult> => {
+    if (!Array.isArray(items)) throw new ConfigError("items", items, "must be an array");
+    const itemLanes = items.map((item, i) => {
+      const lane = item?.lane;
+      if (!(lane instanceof RedisLane) || lane.shared !== shared || lanes.get(lane.name) !== lane) {
+        throw new ConfigError(
+          `items[${i}].lane`,
+          (lane as { name?: unknown } | undefined)?.name,
+          "must be a lane of this Redis adapter",
+        );
+      }
+      return lane;
+    });
+    items.forEach((item, i) => {
+      const deps = item.job.dependsOn;
+      if (deps === undefined) return;
+      if (!Array.isArray(deps) || deps.length > MAX_DEPENDENCIES) {
+        throw new ConfigError(
+          `items[${i}].job.dependsOn`,
+          deps,
+          `must be an array of at most ${MAX_DEPENDENCIES} dependencies`,
+        );
+      }
+      deps.forEach((dep, d) => {
+        if (!DEPENDENCY_POLICIES.includes(dep?.onFailure)) {
+          throw new ConfigError(
+            `items[${i}].job.dependsOn[${d}].onFailure`,
+            dep?.onFailure,
+            `must be one of ${DEPENDENCY_POLICIES.join(", ")}`,
+          );
+        }
+      });
+    });
+    shared.check("putFlow");
+
+    // 1. Checks: which ids each lane holds (the items', the dependencies' not in the call).
+    const wanted = new Map<string, Set<string>>();
+    const want = (lane: string, id: string) => {
+      let set = wanted.get(lane);
+      if (set === undefined) {
+        set = new Set();
+        wanted.set(lane, set);
+      }
+      set.add(id);
+    };
+    items.forEach((item, i) => {
+      want((itemLanes[i] as RedisLane).name, item.job.id);
+      for (const dep of item.job.dependsOn ?? []) want(dep.lane, dep.id);
+    });
+    const held = new Map<string, Set<string>>();
+    await Promise.all(
+      [...wanted].map(async ([laneName, ids]) => {
+        const list = [...ids];
+        const jobsKey = laneKeys(shared.prefix, laneName).all[1] as string;
+        let raws: Array<string | null>;
+        try {
+          raws = await shared.client.hmget(jobsKey, ...list.map(encodeId));
+        } catch (error) {
+          throw mapRedisError("putFlow", error);
+        }
+        held.set(laneName, new Set(list.filter((_, k) => raws[k] !== null)));
+      }),
+    );
+    const inBatch = new Map<string, NewJob>();
+    const key = (lane: string, id: string) => `${lane}\n${id}`;
+    for (let i = 0; i < items.length; i++) {
+      const lane = itemLanes[i] as RedisLane;
+      const job = (items[i] as FlowItem).job;
+      if (held.get(lane.name)?.has(job.id) || inBatch.has(key(lane.name, job.id))) {
+        return { status: "duplicate", lane: lane.name, id: job.id };
+      }
+      for (const dep of job.dependsOn ?? []) {
+        if (inBatch.has(key(dep.lane, dep.id))) continue;
+        if (!held.get(dep.lane)?.has(dep.id)) {
+          return { status: "missing", lane: dep.lane, id: dep.id };
+        }
+      }
+      inBatch.set(key(lane.name, job.id), job);
+    }
+    // The tasks of dependencies stored earlier (their entries show them).
+    const tasks = new Map<string, string>();
+    const earlier = new Map<string, { lane: string; id: string }>();
+    for (const item of items) {
+      for (const dep of item.job.dependsOn ?? []) {
+        const k = key(dep.lane, dep.id);
+        if (!inBatch.has(k)) earlier.set(k, dep);
+      }
+    }
+    await Promise.all(
+      [...earlier].map(async ([k, dep]) => {
+        const info = await laneNamed(dep.lane, itemLanes[0] as RedisLane).get(dep.id);
+        if (info !== undefined) tasks.set(k, info.task);
+      }),
+    );
+
+    // 2. Each lane's jobs, the blocked ones with their entries.
+    const byLane = new Map<RedisLane, number[]>();
+    items.forEach((_, i) => {
+      const lane = itemLanes[i] as RedisLane;
+      const list = byLane.get(lane) ?? [];
+      byLane.set(lane, list);
+      list.push(i);
+    });
+    const queued = new Set<string>();
+    for (const [lane, indexes] of byLane) {
+      const jobs = indexes.map((i) => (items[i] as FlowItem).job);
+      const blocked: Array<{ index: number; entries: StoredDependency[] }> = [];
+      jobs.forEach((job, index) => {
+        const deps = job.dependsOn;
+        if (deps === undefined || deps.length === 0) return;
+        const entries = deps.map((dep): StoredDependency => {
+          const entry: StoredDependency = { l: dep.lane, i: dep.id, o: dep.onFailure };
+          const task = inBatch.get(key(dep.lane, dep.id))?.task ?? tasks.get(key(dep.lane, dep.id));
+          if (task !== undefined) entry.t = task;
+          return entry;
+        });
+        blocked.push({ index, entries });
+      });
+      await lane.putFlowJobs(jobs, blocked);
+    }
+
+    // 3. Each dependency learns of the jobs waiting for it, in its own lane's slot.
+    const links = new Map<string, Array<string | number>>();
+    items.forEach((item, i) => {
+      const lane = itemLanes[i] as RedisLane;
+      (item.job.dependsOn ?? []).forEach((dep, index) => {
+        const list = links.get(dep.lane) ?? [];
+        links.set(dep.lane, list);
+        list.push(encodeId(dep.id), lane.name, encodeId(item.job.id), index);
+      });
+    });
+    for (const [laneName, list] of links) {
+      const lane = laneNamed(laneName, itemLanes[0] as RedisLane);
+      if (await lane.linkDependents(list)) queued.add(laneName);
+    }
+    // Dependencies that had ended already count now, before the call resolves.
+    for (const laneName of queued) await drainOutbox(laneName);
+    return { status: "created" };
+  };
+
+  return { putFlow, drainOutbox };
+}
