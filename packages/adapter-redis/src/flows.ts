@@ -243,7 +243,12 @@ export function createRedisFlows(
         });
         blocked.push({ index, entries });
       });
-      await lane.putFlowJobs(jobs, blocked);
+      const created = await lane.putFlowJobs(jobs, blocked);
+      const taken = created.indexOf(false);
+      // Put since the checks by another caller: this call stops here (the lanes written
+      // so far keep their jobs; the same flow repeated with other ids is a new flow).
+      if (taken >= 0)
+        return { status: "duplicate", lane: lane.name, id: (jobs[taken] as NewJob).id };
     }
 
     // 3. Each dependency learns of the jobs waiting for it, in its own lane's slot.

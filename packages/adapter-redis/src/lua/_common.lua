@@ -924,6 +924,10 @@ local finishedAdds, FINISHED_KEYS, finishedTouched
 --{
 finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
 FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+-- FLOWS: on a lane with flows, the meta table, which collects the ends (fe) and says
+-- whether any was queued (fq). Carried here, and KEYS and literals used below, so that
+-- flushFinished captures no more locals (each costs an EVAL script's every call).
+if meta.f then FINISHED_KEYS.flows = meta end
 finishedTouched = {}
 --}
 
@@ -971,24 +975,26 @@ function flushFinished()
           redis.call("ZADD", KEYS[18], unpack(members, i, math.min(i + 7997, #members)))
         end
       end
-      if meta.f then
+      local flows = FINISHED_KEYS.flows
+      if flows then
         -- FLOWS: this lane's jobs may have dependents: their ends go to the outbox below
-        meta.fe = meta.fe or {}
-        meta.fe[#meta.fe + 1] = { state, adds }
+        flows.fe = flows.fe or {}
+        flows.fe[#flows.fe + 1] = { state, adds }
       end
       finishedAdds[state] = {}
     end
   end
-  if meta.fe then
+  local flows = FINISHED_KEYS.flows
+  if flows and flows.fe then
     -- FLOWS (see there): each end of a job that others wait for becomes one notification
     -- per dependent in this lane's outbox, in this script, so a crash cannot lose it. A
     -- function made only on lanes with flows (an EVAL script would make it every call).
-    local ends = meta.fe
-    meta.fe = nil;
+    local ends = flows.fe
+    flows.fe = nil;
     (function()
-      local prefix = string.sub(KM, 1, -2)
-      local names = { [SUCCEEDED] = "succeeded", [FAILED] = "failed", [CANCELED] = "canceled",
-        [7] = "expired" }
+      local prefix = string.sub(KEYS[1], 1, -2)
+      -- succeeded, failed, canceled, expired
+      local names = { [4] = "succeeded", [5] = "failed", [6] = "canceled", [7] = "expired" }
       for e = 1, #ends do
         local state, adds = ends[e][1], ends[e][2]
         local ids = {}
@@ -1000,7 +1006,7 @@ function flushFinished()
           if links[i] then ok, f = pcall(cjson.decode, links[i]) end
           if ok and type(f) == "table" and type(f.p) == "table" and #f.p > 0 then
             local n = { s = names[state] }
-            if state == SUCCEEDED and meta.r then
+            if state == 4 and flows.r then
               local stored = redis.call("HGET", KEYS[14], ids[i])
               if stored and string.byte(stored, 1) == 0 then
                 local good, b = pcall(cjson.decode, string.sub(stored, 2))
@@ -1019,7 +1025,7 @@ function flushFinished()
         -- HSETNX: a notification not yet delivered keeps the first end (an entry counts
         -- its dependency's first end only)
         for k = 1, #notes, 2 do redis.call("HSETNX", prefix .. "ob", notes[k], notes[k + 1]) end
-        if #notes > 0 then meta.fq = true end
+        if #notes > 0 then flows.fq = true end
       end
     end)()
   end
@@ -1071,7 +1077,7 @@ local function maintain()
               or rec.state == 9) then
             if rec.state == 9 then
               -- blocked (FLOWS): out of the blocked zset; what it waits for runs on
-              redis.call("ZREM", string.sub(KM, 1, -2) .. "bl", id)
+              redis.call("ZREM", string.sub(KEYS[1], 1, -2) .. "bl", id)
             elseif rec.state == DELAYED then
               dRem[#dRem + 1] = id
             elseif rec.prio == 0 and rec.flags ~= 2 then
@@ -1267,7 +1273,7 @@ function retention()
         -- and what they stored beyond their records (results, extras), as delete does
         if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
         if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
-        if meta.f then redis.call("HDEL", string.sub(KM, 1, -2) .. "fl", unpack(ids)) end
+        if meta.f then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "fl", unpack(ids)) end
         if ranked > 0 then redis.call("ZREMRANGEBYRANK", key, 0, ranked - 1) end
         if #ids > ranked then redis.call("ZREM", key, unpack(ids, ranked + 1)) end
       end
@@ -1399,7 +1405,7 @@ local function dropJobRecords(ids)
   redis.call("HDEL", KJ, unpack(ids))
   if meta.r then redis.call("HDEL", KR, unpack(ids)) end
   if meta.x then redis.call("ZREM", KE, unpack(ids)) end
-  if meta.f then redis.call("HDEL", string.sub(KM, 1, -2) .. "fl", unpack(ids)) end
+  if meta.f then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "fl", unpack(ids)) end
 end
 
 --@
@@ -1584,7 +1590,7 @@ local function infoJson(id, rec, stored, expiresAt)
   if expiresAt then info.expiresAt = expiresAt end
   -- FLOWS: the jobs it waits for and the jobs waiting for it, as stored (Node shapes them)
   if meta.f then
-    local links = redis.call("HGET", string.sub(KM, 1, -2) .. "fl", id)
+    local links = redis.call("HGET", string.sub(KEYS[1], 1, -2) .. "fl", id)
     if links then info.flow = links end
   end
   local history = {}

@@ -1,4 +1,6 @@
 -- (flow.lua's end, after put's body: see flow.lua)
+-- put refused its arguments: nothing was written
+if type(putReply) == "table" and putReply.err then return putReply end
 local spec = cjson.decode(flowSpec)
 local created = {}
 for k = 1, #spec do

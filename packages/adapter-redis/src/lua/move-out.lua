@@ -103,6 +103,11 @@ for i = 1, #ids do
       end
     end
     job.h = hist
+    -- its flow links go along (FLOWS): the jobs waiting for it learn of its end there
+    if meta.f then
+      local links = redis.call("HGET", flowKey("fl"), id)
+      if links then job.fl = links end
+    end
     if stored[i] then
       -- its result and reports go along (without the move's own note)
       job.r = stored[i]
