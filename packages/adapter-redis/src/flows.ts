@@ -160,7 +160,8 @@ export function createRedisFlows(
     });
     shared.check("putFlow");
 
-    // 1. Checks: which ids each lane holds (the items', the dependencies' not in the call).
+    // 1. Checks: which ids each lane holds (the items', the dependencies' not in the
+    // call), and the flow links of the items held (a repeat of an interrupted flow).
     const wanted = new Map<string, Set<string>>();
     const want = (lane: string, id: string) => {
       let set = wanted.get(lane);
@@ -174,35 +175,50 @@ export function createRedisFlows(
       want((itemLanes[i] as RedisLane).name, item.job.id);
       for (const dep of item.job.dependsOn ?? []) want(dep.lane, dep.id);
     });
-    const held = new Map<string, Set<string>>();
+    const key = (lane: string, id: string) => `${lane}\n${id}`;
+    /** "<lane>\n<id>" of every job held, and its flow links (null: none). */
+    const held = new Map<string, string | null>();
     await Promise.all(
       [...wanted].map(async ([laneName, ids]) => {
         const list = [...ids];
-        const jobsKey = laneKeys(shared.prefix, laneName).all[1] as string;
+        const keys = laneKeys(shared.prefix, laneName);
+        const encoded = list.map(encodeId);
         let raws: Array<string | null>;
+        let links: Array<string | null>;
         try {
-          raws = await shared.client.hmget(jobsKey, ...list.map(encodeId));
+          [raws, links] = await Promise.all([
+            shared.client.hmget(keys.all[1] as string, ...encoded),
+            shared.client.hmget(keys.flowLinks, ...encoded),
+          ]);
         } catch (error) {
           throw mapRedisError("putFlow", error);
         }
-        held.set(laneName, new Set(list.filter((_, k) => raws[k] !== null)));
+        list.forEach((id, k) => {
+          if (raws[k] !== null) held.set(key(laneName, id), links[k] ?? null);
+        });
       }),
     );
-    const inBatch = new Map<string, NewJob>();
-    const key = (lane: string, id: string) => `${lane}\n${id}`;
+    /** The items of the call by "<lane>\n<id>": their index. */
+    const inBatch = new Map<string, number>();
+    /** Items held already as this same flow put them (a repeat): not put again. */
+    const repeated = new Set<number>();
     for (let i = 0; i < items.length; i++) {
       const lane = itemLanes[i] as RedisLane;
       const job = (items[i] as FlowItem).job;
-      if (held.get(lane.name)?.has(job.id) || inBatch.has(key(lane.name, job.id))) {
-        return { status: "duplicate", lane: lane.name, id: job.id };
+      const k = key(lane.name, job.id);
+      if (inBatch.has(k)) return { status: "duplicate", lane: lane.name, id: job.id };
+      if (held.has(k)) {
+        if (!sameFlow(items, itemLanes, i, held.get(k) ?? null)) {
+          return { status: "duplicate", lane: lane.name, id: job.id };
+        }
+        repeated.add(i);
       }
       for (const dep of job.dependsOn ?? []) {
-        if (inBatch.has(key(dep.lane, dep.id))) continue;
-        if (!held.get(dep.lane)?.has(dep.id)) {
-          return { status: "missing", lane: dep.lane, id: dep.id };
-        }
+        const d = key(dep.lane, dep.id);
+        if (inBatch.has(d)) continue;
+        if (!held.has(d)) return { status: "missing", lane: dep.lane, id: dep.id };
       }
-      inBatch.set(key(lane.name, job.id), job);
+      inBatch.set(k, i);
     }
     // The tasks of dependencies stored earlier (their entries show them).
     const tasks = new Map<string, string>();
@@ -220,16 +236,28 @@ export function createRedisFlows(
       }),
     );
 
-    // 2. Each lane's jobs, the blocked ones with their entries.
-    const byLane = new Map<RedisLane, number[]>();
-    items.forEach((_, i) => {
+    // 2. The jobs, parents before their children (items in reverse, one call per run of
+    // items of one lane): each blocked with its entries, each dependency of the call with
+    // the jobs waiting for it, in the same script, so a child's end always finds its
+    // parent. A repeat finds what it stored already and goes on.
+    const linksTo = new Map<number, Array<string | number>>();
+    items.forEach((item, i) => {
       const lane = itemLanes[i] as RedisLane;
-      const list = byLane.get(lane) ?? [];
-      byLane.set(lane, list);
-      list.push(i);
+      (item.job.dependsOn ?? []).forEach((dep, index) => {
+        const at = inBatch.get(key(dep.lane, dep.id));
+        if (at === undefined) return;
+        const list = linksTo.get(at) ?? [];
+        linksTo.set(at, list);
+        list.push(lane.name, encodeId(item.job.id), index);
+      });
     });
     const queued = new Set<string>();
-    for (const [lane, indexes] of byLane) {
+    for (let end = items.length; end > 0; ) {
+      const lane = itemLanes[end - 1] as RedisLane;
+      let start = end - 1;
+      while (start > 0 && itemLanes[start - 1] === lane) start--;
+      const indexes: number[] = [];
+      for (let i = start; i < end; i++) if (!repeated.has(i)) indexes.push(i);
       const jobs = indexes.map((i) => (items[i] as FlowItem).job);
       const blocked: Array<{ index: number; entries: StoredDependency[] }> = [];
       jobs.forEach((job, index) => {
@@ -237,25 +265,37 @@ export function createRedisFlows(
         if (deps === undefined || deps.length === 0) return;
         const entries = deps.map((dep): StoredDependency => {
           const entry: StoredDependency = { l: dep.lane, i: dep.id, o: dep.onFailure };
-          const task = inBatch.get(key(dep.lane, dep.id))?.task ?? tasks.get(key(dep.lane, dep.id));
+          const at = inBatch.get(key(dep.lane, dep.id));
+          const task =
+            at !== undefined ? (items[at] as FlowItem).job.task : tasks.get(key(dep.lane, dep.id));
           if (task !== undefined) entry.t = task;
           return entry;
         });
         blocked.push({ index, entries });
       });
-      const created = await lane.putFlowJobs(jobs, blocked);
+      const links: Array<string | number> = [];
+      for (let i = start; i < end; i++) {
+        for (const [k, part] of (linksTo.get(i) ?? []).entries()) {
+          if (k % 3 === 0) links.push(encodeId((items[i] as FlowItem).job.id));
+          links.push(part);
+        }
+      }
+      const created = await lane.putFlowJobs(jobs, blocked, links);
       const taken = created.indexOf(false);
-      // Put since the checks by another caller: this call stops here (the lanes written
-      // so far keep their jobs; the same flow repeated with other ids is a new flow).
-      if (taken >= 0)
+      // Put since the checks by another caller: this call stops here (what it wrote so
+      // far stays: blocked jobs whose children it did not put).
+      if (taken >= 0) {
         return { status: "duplicate", lane: lane.name, id: (jobs[taken] as NewJob).id };
+      }
+      end = start;
     }
 
-    // 3. Each dependency learns of the jobs waiting for it, in its own lane's slot.
+    // 3. Each dependency stored earlier learns of the jobs waiting for it, in its slot.
     const links = new Map<string, Array<string | number>>();
     items.forEach((item, i) => {
       const lane = itemLanes[i] as RedisLane;
       (item.job.dependsOn ?? []).forEach((dep, index) => {
+        if (inBatch.has(key(dep.lane, dep.id))) return;
         const list = links.get(dep.lane) ?? [];
         links.set(dep.lane, list);
         list.push(encodeId(dep.id), lane.name, encodeId(item.job.id), index);
@@ -271,4 +311,49 @@ export function createRedisFlows(
   };
 
   return { putFlow, drainOutbox };
+}
+
+/**
+ * Whether the stored job of item `i` (its flow links `stored`) is that item as an earlier,
+ * interrupted call of this same flow stored it: a job that waits, with the same entries;
+ * or a dependency of the call, already told of a job of the call waiting for it (a
+ * dependency is stored with those links in one script). Anything else is a duplicate.
+ */
+function sameFlow(
+  items: readonly FlowItem[],
+  lanes: readonly RedisLane[],
+  i: number,
+  stored: string | null,
+): boolean {
+  if (stored === null) return false;
+  let links: { d?: unknown; p?: unknown };
+  try {
+    links = JSON.parse(stored) as { d?: unknown; p?: unknown };
+  } catch {
+    return false;
+  }
+  const job = (items[i] as FlowItem).job;
+  const lane = (lanes[i] as RedisLane).name;
+  const deps = job.dependsOn ?? [];
+  const entries = Array.isArray(links.d) ? (links.d as StoredDependency[]) : [];
+  if (deps.length > 0 || entries.length > 0) {
+    if (entries.length !== deps.length) return false;
+    if (
+      !deps.every(
+        (d, k) =>
+          entries[k]?.l === d.lane && entries[k]?.i === d.id && entries[k]?.o === d.onFailure,
+      )
+    ) {
+      return false;
+    }
+  }
+  const waiting = Array.isArray(links.p) ? (links.p as Array<{ l: string; i: string }>) : [];
+  // a dependency of the call: one of the jobs of the call waiting for it is linked
+  const parents = items.flatMap((item, k) =>
+    (item.job.dependsOn ?? []).some((d) => d.lane === lane && d.id === job.id)
+      ? [`${(lanes[k] as RedisLane).name}\n${encodeId(item.job.id)}`]
+      : [],
+  );
+  if (parents.length > 0) return waiting.some((p) => parents.includes(`${p.l}\n${p.i}`));
+  return deps.length > 0;
 }

@@ -21,6 +21,8 @@ export interface LaneKeys {
   debounceUntil: string;
   /** Flows (FLOWS in lua/_common.lua; the scripts derive them from KEYS[1]): the outbox. */
   outbox: string;
+  /** Flows: the flow links of the lane's jobs (what a repeated putFlow checks). */
+  flowLinks: string;
 }
 
 // KEYS[1..18] of every script, in this order (see src/lua/_common.lua).
@@ -44,6 +46,7 @@ export function laneKeys(prefix: string, lane: string): LaneKeys {
     debounce: `${tag}db`,
     debounceUntil: `${tag}db:until`,
     outbox: `${tag}ob`,
+    flowLinks: `${tag}fl`,
   };
 }
 

@@ -372,12 +372,14 @@ export class RedisLane
   /**
    * Store this lane's jobs of a putFlow in one call (lua/flow.lua): each of `blocked`
    * (indexes into `jobs`) blocked with its entries, the rest as put stores them (debounce
-   * is not honoured). Answers put's per-job reply (1 created, 0 duplicate) and whether
-   * ends were queued (the flow's end delivers them).
+   * is not honoured), and `links` (4 each: a job's encoded id, a job waiting for it: its
+   * lane, encoded id and entry index) added to the jobs' flow links. Answers, per job,
+   * whether it was created.
    */
   async putFlowJobs(
     jobs: readonly NewJob[],
     blocked: ReadonlyArray<{ index: number; entries: StoredDependency[] }>,
+    links: ReadonlyArray<string | number>,
   ): Promise<boolean[]> {
     const spec = blocked.map(({ index, entries }) => {
       const job = jobs[index] as NewJob;
@@ -398,7 +400,7 @@ export class RedisLane
       ? extrasArg(plain)
       : undefined;
     const args: Array<string | number> = [
-      JSON.stringify(spec),
+      JSON.stringify({ b: spec, p: links }),
       (this.shared.putEvents ? "e" : "") + (extras !== undefined ? "x" : ""),
       "5",
     ];

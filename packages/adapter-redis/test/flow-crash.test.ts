@@ -1,7 +1,8 @@
 /**
- * Flows across a crash (docs/adapter-contract.md, "Flows", atomicity step 2): a process
- * acks a flow's child and is killed before it delivers the child's end to the parent. The
- * end waits in the child lane's outbox; another process's reserve drains it, and the
+ * Flows across a crash (docs/adapter-contract.md, "Flows", atomicity): a putFlow
+ * interrupted part-way is completed by the same call repeated (step 1); a process acks a
+ * flow's child and is killed before it delivers the child's end to the parent (step 2).
+ * The end waits in the child lane's outbox; another process's reserve drains it, and the
  * parent runs exactly once, also when the same notification is delivered again (a crash
  * between a delivery and the outbox's cleanup).
  */
@@ -56,6 +57,62 @@ async function ackThenDie(args: object): Promise<string> {
 }
 
 describe("flows across a crash", () => {
+  it("a putFlow interrupted after its parent was stored: the same call again completes it", async () => {
+    const adapter = createRedisAdapter({ connection: server.url, prefix: uniquePrefix() });
+    try {
+      const kids = await adapter.lane("kids", LANE_OPTIONS);
+      const parents = await adapter.lane("parents", LANE_OPTIONS);
+      const childA = job({ task: "a" });
+      const childB = job({ task: "b" });
+      const parent = job({
+        task: "parent",
+        dependsOn: [
+          { lane: "kids", id: childA.id, onFailure: "fail" },
+          { lane: "kids", id: childB.id, onFailure: "fail" },
+        ],
+      });
+      const items = [
+        { lane: kids, job: childA },
+        { lane: kids, job: childB },
+        { lane: parents, job: parent },
+      ];
+      // What the first call's step 2 wrote before its process died: the parent (stored
+      // first), blocked, and none of its children.
+      const entries = [
+        { l: "kids", i: childA.id, o: "fail" as const, t: "a" },
+        { l: "kids", i: childB.id, o: "fail" as const, t: "b" },
+      ];
+      expect(await parents.putFlowJobs([parent], [{ index: 0, entries }], [])).toEqual([true]);
+      expect((await parents.get(parent.id))?.state).toBe("blocked");
+      // the same flow again: the parent is this flow's, so it goes on and puts the rest
+      expect(await adapter.putFlow(items)).toEqual({ status: "created" });
+      expect(await kids.counts()).toMatchObject({ waiting: 2 });
+      expect(await parents.counts()).toMatchObject({ blocked: 1, waiting: 0 });
+      // and once more, complete: nothing changes
+      expect(await adapter.putFlow(items)).toEqual({ status: "created" });
+      expect(await kids.counts()).toMatchObject({ waiting: 2 });
+      expect((await kids.get(childA.id))?.dependents).toEqual([
+        { lane: "parents", jobId: parent.id },
+      ]);
+      const held = (await kids.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(await kids.ack(held.map((j) => j.lock))).toEqual(["ok", "ok"]);
+      expect((await parents.get(parent.id))?.state).toBe("waiting");
+      // a job of the same id that is not this flow's is a duplicate, as ever
+      const other = job({ id: childA.id });
+      expect(
+        await adapter.putFlow([
+          { lane: kids, job: other },
+          {
+            lane: parents,
+            job: job({ dependsOn: [{ lane: "kids", id: other.id, onFailure: "fail" }] }),
+          },
+        ]),
+      ).toEqual({ status: "duplicate", lane: "kids", id: childA.id });
+    } finally {
+      await adapter.close();
+    }
+  });
+
   for (const scripting of ["functions", "eval"] as const) {
     it(`a child acked by a process killed before delivery: the parent runs once (${scripting})`, async () => {
       const prefix = uniquePrefix();
