@@ -76,6 +76,9 @@ const MOVE_OUT: readonly MoveResult[] = ["not_found", "moved", "finished", "dupl
  * the call delivers them before it resolves.
  */
 const FLOWS_QUEUED = "flows";
+/** Whether an ending script's reply says it queued ends (FLOWS_QUEUED, its last element). */
+const flowsQueued = (reply: unknown): reply is unknown[] =>
+  Array.isArray(reply) && reply[reply.length - 1] === FLOWS_QUEUED;
 /** How often a lane's reserve drains its outbox (what a process that died left there). */
 const DRAIN_EVERY_MS = 1_000;
 const DEFAULT_PAGE_SIZE = 100;
@@ -694,7 +697,7 @@ export class RedisLane
     if (items.length === 0) return [];
     const closes = this.shared.closes;
     const reply = await this.run("ack", ackArgs(items, this.logLimit));
-    await this.deliverQueued(reply);
+    if (flowsQueued(reply)) await this.deliverQueued(reply);
     return this.settled("ack", closes, reply);
   }
 
@@ -705,7 +708,7 @@ export class RedisLane
    * outbox keeps them for the next drain.
    */
   async deliverQueued(reply: unknown): Promise<void> {
-    if (!Array.isArray(reply) || reply.at(-1) !== FLOWS_QUEUED) return;
+    if (!flowsQueued(reply)) return;
     reply.pop();
     try {
       await this.shared.drainOutbox(this.name);
@@ -770,7 +773,7 @@ export class RedisLane
     }
     const closes = this.shared.closes;
     const reply = await this.run("nack", args);
-    await this.deliverQueued(reply);
+    if (flowsQueued(reply)) await this.deliverQueued(reply);
     return this.settled("nack", closes, reply);
   }
 
