@@ -384,43 +384,28 @@ export class RedisLane
     blocked: ReadonlyArray<{ index: number; entries: StoredDependency[] }>,
     links: ReadonlyArray<string | number>,
   ): Promise<boolean[]> {
-    const spec = blocked.map(({ index, entries }) => {
-      const job = jobs[index] as NewJob;
-      const runAt = runAtArg(job);
-      return [
-        index + 1,
-        encodeId(job.id),
-        runAt === "" ? 0 : runAt,
-        JSON.stringify({ d: entries, n: entries.length }),
-      ];
-    });
-    const blockedAt = new Set(blocked.map((b) => b.index));
-    const plain = jobs.map((job) => {
-      const { debounce: _, ...rest } = job;
-      return rest;
-    });
-    const extras = plain.some((job) => job.expiresAt !== undefined || job.tags !== undefined)
-      ? extrasArg(plain)
-      : undefined;
+    const entriesOf = new Map(blocked.map((b) => [b.index, b.entries]));
+    const extras = jobs.some((job) => job.expiresAt !== undefined || job.tags !== undefined)
+      ? extrasArg(jobs.map(({ debounce: _, ...job }) => job))
+      : "[]";
     const args: Array<string | number> = [
-      JSON.stringify({ b: spec, p: links }),
-      (this.shared.putEvents ? "e" : "") + (extras !== undefined ? "x" : ""),
-      "5",
+      this.shared.putEvents ? "e" : "",
+      JSON.stringify(links),
+      extras,
     ];
-    plain.forEach((job, i) => {
+    jobs.forEach((job, i) => {
+      const entries = entriesOf.get(i);
       args.push(
         encodeId(job.id),
         encodeJobText(job.task, job.payload, job.appData, job.traceContext),
         priorityArg(job),
-        // a blocked job is put delayed until NEVER, then made blocked (lua/flow.lua)
-        blockedAt.has(i) ? FLOW_NEVER : runAtArg(job),
+        runAtArg(job),
         publishedAtArg(job),
+        entries === undefined ? "" : JSON.stringify({ d: entries, n: entries.length }),
       );
     });
-    if (extras !== undefined) args.push(extras);
-    const reply = (await this.run("flow", args)) as [number | number[], string];
-    const put = reply[0];
-    return jobs.map((_, i) => typeof put === "number" || Number(put[i]) === 1);
+    const reply = (await this.run("flow", args)) as [number[], string];
+    return jobs.map((_, i) => Number(reply[0][i]) === 1);
   }
 
   /**
@@ -1204,9 +1189,6 @@ export interface StoredDependency {
   s?: DependencyView["state"];
   r?: string;
 }
-
-/** put's runAt for a job stored blocked (lua/flow.lua): 2^48 - 1, never reached. */
-const FLOW_NEVER = 281_474_976_710_655;
 
 /** A job's stored flow links (FLOWS in lua/_common.lua) as JobInfo shows them. */
 function flowView(info: JobInfo, text: string): void {

@@ -94,7 +94,7 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   "move-done": ["allow-oom"],
   search: ["allow-oom"],
   failures: ["allow-oom"],
-  // flows (FLOWS in lua/_common.lua): flow stores jobs as put does (refused under OOM);
+  // flows (FLOWS in lua/_common.lua): flow stores jobs, as put does (refused under OOM);
   // link and deliver complete what a flow or a job's end began
   flow: [],
   link: ["allow-oom"],
@@ -242,16 +242,10 @@ function loadScripts(): { scripts: Record<ScriptName, Script>; library: Library 
   const common = readFileSync(new URL("_common.lua", dir), "utf8");
   const prelude = splitPrelude(common);
   const read = (file: string) => readFileSync(new URL(`${file}.lua`, dir), "utf8");
-  // fire is a prologue (the schedule's compare-and-set) in front of put's body; flow wraps
-  // put's body between its prologue and its end (put's reply is the end's putReply).
-  const body = (file: ScriptName): string => {
-    if (file === "fire") return `${read("fire")}\n${read("put")}`;
-    if (file === "flow") {
-      return `${read("flow")}\nlocal putReply = (function()\n${read("put")}\nend)()\n${read("flow-end")}`;
-    }
-    return read(file);
-  };
-  const bodies = SCRIPT_NAMES.map((file) => [file, body(file)] as const);
+  // fire is a prologue (the schedule's compare-and-set) in front of put's body.
+  const bodies = SCRIPT_NAMES.map(
+    (file) => [file, file === "fire" ? `${read("fire")}\n${read("put")}` : read(file)] as const,
+  );
   const library = buildLibrary(bodies, prelude);
   const scripts = {} as Record<ScriptName, Script>;
   for (const [file, body] of bodies) {
