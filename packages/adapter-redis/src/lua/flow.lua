@@ -3,8 +3,9 @@
 -- with its entries, the rest as put stores them (waiting, or delayed until their runAt;
 -- expiries and tags as put's), and the jobs of this lane that others of the flow wait
 -- for told of those, in the same call (parents are stored first: flows.ts). A script of
--- its own rather than put's body: the function library then holds one copy of put, the
--- hot path's largest script (a larger library costs every call's garbage collection).
+-- its own rather than put's body wrapped: the function library then holds one copy of
+-- put, the largest script, and a larger library costs the hot path's calls too (the Redis
+-- README, flows).
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] flags: "e" publish a "put" event for the created ids;
 --       ARGV[8] 4 per link, JSON: the id of a job of this lane (of this call, or of an
