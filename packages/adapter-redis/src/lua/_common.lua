@@ -183,7 +183,7 @@ local CALL_LEN = 24
 local REST_PREFIX = ">ddI4hI6I6i6"
 -- A fresh record's first 21 bytes: the state, then the body's prefix.
 local FRESH = ">BhI6I6i6"
--- states (and 7 expired, 8 moving: see the operator features' section)
+-- states (and 7 expired, 8 moving: see the operator features' section; 9 blocked: FLOWS)
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
 local EV_PUBLISHED, EV_RESERVED, EV_SUCCEEDED, EV_RETRYING = 1, 2, 3, 4
