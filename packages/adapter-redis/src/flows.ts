@@ -3,10 +3,13 @@
  * lua/_common.lua). Each lane is its own slot (Redis Cluster), so a flow is crash-safe
  * steps, each one script in one slot:
  *
- * 1. putFlow checks every id and dependency (reads per lane), then stores each lane's jobs
- *    (lua/flow.lua: the blocked ones with their entries), then tells each dependency of
- *    the jobs waiting for it (lua/link.lua), which queues the end of one that has ended
- *    already in its lane's outbox.
+ * 1. putFlow checks every id and dependency (reads per lane), then stores the jobs,
+ *    parents before their children, one call per run of items of one lane (lua/flow.lua:
+ *    the blocked ones with their entries, each child with its links to the jobs waiting
+ *    for it, so a child's end always finds its parent), then tells each dependency stored
+ *    before the call of the jobs waiting for it (lua/link.lua), which queues the end of
+ *    one that has ended already in its lane's outbox. A call that died part-way is
+ *    completed by the same call repeated (sameFlow tells its jobs from others').
  * 2. A job's end (ack, nack, stall, cancel, expiry, delete) queues one notification per
  *    dependent in its lane's outbox in the script that ends it. drainOutbox delivers them
  *    to the dependents' lanes (lua/deliver.lua applies each entry once) and then removes
