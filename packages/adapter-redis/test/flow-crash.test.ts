@@ -113,6 +113,34 @@ describe("flows across a crash", () => {
     }
   });
 
+  it("a child whose worker died (its lease ran out, past maxStalls) fails its parent, delivered by a reserve of its lane", async () => {
+    const adapter = createRedisAdapter({ connection: server.url, prefix: uniquePrefix() });
+    try {
+      const kids = await adapter.lane("kids", { maxStalls: 0, historyLimit: 10 });
+      const parents = await adapter.lane("parents", LANE_OPTIONS);
+      const child = job({ task: "child" });
+      const parent = job({ dependsOn: [{ lane: "kids", id: child.id, onFailure: "fail" }] });
+      await adapter.putFlow([
+        { lane: kids, job: child },
+        { lane: parents, job: parent },
+      ]);
+      // taken, and never settled: its holder is gone
+      expect((await kids.reserve({ limit: 1, leaseMs: 20, waitMs: 0 })).jobs).toHaveLength(1);
+      // Workers of the lane reserve on: the script that finds the lease run out fails the
+      // child and queues its end, and a reserve drains the outbox (at most a second later).
+      await waitFor(async () => {
+        await kids.reserve({ limit: 1, leaseMs: 1_000, waitMs: 0 });
+        return (await parents.get(parent.id))?.state === "failed";
+      }, "the parent failed by its stalled child");
+      expect((await kids.get(child.id))?.error?.reason).toBe("stalled");
+      const info = await parents.get(parent.id);
+      expect(info?.error?.reason).toBe("dependency_failed");
+      expect(info?.dependencies?.[0]?.state).toBe("failed");
+    } finally {
+      await adapter.close();
+    }
+  }, 20_000);
+
   for (const scripting of ["functions", "eval"] as const) {
     it(`a child acked by a process killed before delivery: the parent runs once (${scripting})`, async () => {
       const prefix = uniquePrefix();
