@@ -31,6 +31,8 @@ import { laneKeys } from "./keys.ts";
 import { RedisLane, type StoredDependency } from "./redis-lane.ts";
 
 const MAX_DEPENDENCIES = 1_000;
+/** Links one lua/link.lua call makes, at most (a job may wait for 1,000 stored jobs). */
+const LINKS_PER_CALL = 1_000;
 /** Outbox fields read per HSCAN step. */
 const DRAIN_PAGE = 200;
 
@@ -306,7 +308,12 @@ export function createRedisFlows(
     });
     for (const [laneName, list] of links) {
       const lane = laneNamed(laneName, itemLanes[0] as RedisLane);
-      if (await lane.linkDependents(list)) queued.add(laneName);
+      // at most LINKS_PER_CALL a call (a script unpacks its ids into one command)
+      for (let at = 0; at < list.length; at += 4 * LINKS_PER_CALL) {
+        if (await lane.linkDependents(list.slice(at, at + 4 * LINKS_PER_CALL))) {
+          queued.add(laneName);
+        }
+      }
     }
     // Dependencies that had ended already count now, before the call resolves.
     for (const laneName of queued) await drainOutbox(laneName);
