@@ -1,6 +1,9 @@
 /**
- * Flows (dependencies), runnable: `npm run example:flow` (memory; Redis and SQS do not
- * have capability `flows` yet).
+ * Flows (dependencies), runnable: `npm run example:flow` (memory), or on Redis:
+ *
+ *   TASKLANE_ADAPTER=redis REDIS_URL=redis://127.0.0.1:6379 npm run example:flow
+ *
+ * (SQS has no capability `flows`.)
  *
  * A report waits for the pages it is made of: `tl.flow` publishes the report and its
  * three page fetches, on another lane, in one step. The report is `blocked` until every
@@ -8,13 +11,20 @@
  * fails; its onFailure "ignore" lets the report run anyway. A notification published
  * separately waits for the report with `dependsOn`.
  */
-import { createMemoryAdapter } from "@tasklane/adapter-memory";
+import { randomUUID } from "node:crypto";
 import { createTasklane, defineTask, UnrecoverableError } from "@tasklane/core";
 import { z } from "zod";
+import { adapterFromEnv } from "./adapter-from-env.ts";
+
+// Lanes "io" and "reports", fresh per run (a random suffix): on Redis a run never meets an
+// earlier one's jobs.
+const run = randomUUID().slice(0, 8);
+const IO = `io-${run}`;
+const REPORTS = `reports-${run}`;
 
 const fetchPage = defineTask({
   name: "fetch-page",
-  lane: "io",
+  lane: IO,
   schema: z.object({ url: z.string() }),
   async run({ url }) {
     if (url.endsWith("/missing")) throw new UnrecoverableError(`404 for ${url}`);
@@ -25,7 +35,7 @@ const fetchPage = defineTask({
 
 const buildReport = defineTask({
   name: "build-report",
-  lane: "reports",
+  lane: REPORTS,
   schema: z.object({ title: z.string() }),
   async run({ title }, ctx) {
     const pages = await ctx.children();
@@ -42,7 +52,7 @@ const buildReport = defineTask({
 
 const notify = defineTask({
   name: "notify",
-  lane: "reports",
+  lane: REPORTS,
   schema: z.object({ to: z.string() }),
   async run({ to }, ctx) {
     const [report] = await ctx.children();
@@ -51,8 +61,8 @@ const notify = defineTask({
 });
 
 const tl = createTasklane({
-  adapter: createMemoryAdapter(),
-  lanes: [{ name: "io" }, { name: "reports" }],
+  adapter: await adapterFromEnv(),
+  lanes: [{ name: IO }, { name: REPORTS }],
   tasks: [fetchPage, buildReport, notify],
 });
 
@@ -66,7 +76,7 @@ const flow = await tl.flow({
   ],
 });
 const note = await tl.publish(notify, { to: "ops" }, { dependsOn: [flow.id] });
-const reports = tl.lane("reports");
+const reports = tl.lane(REPORTS);
 console.log(`published: report ${(await reports.get(flow.id))?.state}, 3 fetches on lane io`);
 console.log(`blocked in lane reports: ${(await reports.counts()).blocked}`);
 

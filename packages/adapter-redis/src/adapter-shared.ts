@@ -44,6 +44,11 @@ export interface AdapterShared {
    * move interrupted elsewhere continues to.
    */
   openLane(name: string, options: LaneStoreOptions): RedisLaneLike;
+  /**
+   * Deliver the ends queued in a lane's outbox to the jobs waiting for them (flows.ts),
+   * and what those deliveries queue in turn. Resolves once what it found is delivered.
+   */
+  drainOutbox(lane: string): Promise<void>;
   /** Throws ClosedError when closed; fails fast when the connection is down. */
   check(what: string): void;
   /** A script call in flight: close() waits for it (bounded) before it drops connections. */

@@ -19,6 +19,10 @@ export interface LaneKeys {
   /** Debounce windows by key, and their keys by the window's end (lua/put.lua, DEBOUNCE). */
   debounce: string;
   debounceUntil: string;
+  /** Flows (FLOWS in lua/_common.lua; the scripts derive them from KEYS[1]): the outbox. */
+  outbox: string;
+  /** Flows: the flow links of the lane's jobs (what a repeated putFlow checks). */
+  flowLinks: string;
 }
 
 // KEYS[1..18] of every script, in this order (see src/lua/_common.lua).
@@ -41,6 +45,8 @@ export function laneKeys(prefix: string, lane: string): LaneKeys {
     rateLimit: `${tag}rl`,
     debounce: `${tag}db`,
     debounceUntil: `${tag}db:until`,
+    outbox: `${tag}ob`,
+    flowLinks: `${tag}fl`,
   };
 }
 

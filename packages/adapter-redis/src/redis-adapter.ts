@@ -5,6 +5,8 @@ import {
   ClosedError,
   ConfigError,
   count,
+  type FlowItem,
+  type FlowPutResult,
   fullCapabilities,
   isLifecycleEvent,
   type JobFinishedEvent,
@@ -25,6 +27,7 @@ import { z } from "zod";
 import { type AdapterShared, type Client, MAX_BATCH } from "./adapter-shared.ts";
 import type { Durability } from "./durability.ts";
 import { isUnknownCommand, mapRedisError, RedisUnavailableError } from "./errors.ts";
+import { createRedisFlows } from "./flows.ts";
 import { decodeId } from "./id-codec.ts";
 import { checkName, eventsChannel, registryKeys } from "./keys.ts";
 import { RedisLane } from "./redis-lane.ts";
@@ -144,6 +147,7 @@ export interface RedisAdapter extends Adapter {
   registerWorker(worker: WorkerRegistration, ttlMs: number): Promise<void>;
   deregisterWorker(id: string): Promise<void>;
   workers(): Promise<WorkerInfo[]>;
+  putFlow(items: FlowItem[]): Promise<FlowPutResult>;
 }
 
 /**
@@ -209,9 +213,9 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   groups: true,
   // Each group's own rate limit: not in the scripts yet.
   groupRateLimit: false,
-  // No putFlow yet: no job is ever blocked (counts leave the state out, searches of it
-  // are empty).
-  flows: false,
+  // putFlow in crash-safe steps, one script per lane's slot (flows.ts, FLOWS in
+  // lua/_common.lua).
+  flows: true,
 });
 
 interface BlockingConn {
@@ -482,6 +486,7 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       }
     },
     track,
+    drainOutbox: (name) => flows.drainOutbox(name),
     openLane(name, laneOptions) {
       let lane = lanes.get(name);
       if (lane === undefined) {
@@ -594,6 +599,7 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
       });
     },
   };
+  const flows = createRedisFlows(shared, lanes);
 
   // Counted for the lanes' settling calls (see AdapterShared.closes). Cluster emits "close"
   // for the whole cluster only, so there it counts less than every node's drop.
@@ -776,6 +782,12 @@ export function createRedisAdapter(input: RedisAdapterOptions = {}): RedisAdapte
         JSON.stringify(worker),
         String(Math.ceil(ttlMs)),
       ]);
+    },
+
+    async putFlow(items) {
+      checkOpen();
+      await init;
+      return flows.putFlow(items);
     },
 
     async deregisterWorker(id) {

@@ -5,6 +5,8 @@ import {
   type ChangeResult,
   ConfigError,
   type DayStats,
+  type DependencyPolicy,
+  type DependencyView,
   emptyDayStats,
   type FailureGroup,
   HISTOGRAM_SIZE,
@@ -61,12 +63,24 @@ const STATE_CODES: Partial<Record<JobState, number>> = {
   failed: 5,
   canceled: 6,
   expired: 7,
+  blocked: 9,
 };
 const LOCK_STATUS: readonly LockStatus[] = ["lost", "ok", "canceled"];
 const CANCEL_RESULT: readonly CancelResult[] = ["not_found", "canceled", "finished"];
 const CHANGE_RESULT: readonly ChangeResult[] = ["not_found", "ok", "wrong_state"];
 /** move-out's answers (1, marked, becomes move-in's). */
-const MOVE_OUT: readonly MoveResult[] = ["not_found", "moved", "finished", "duplicate"];
+const MOVE_OUT: readonly MoveResult[] = ["not_found", "moved", "finished", "duplicate", "blocked"];
+/**
+ * The last element of an ending script's reply (ack, nack, cancel, delete; the flow
+ * scripts' replies) when it queued ends in the lane's outbox (FLOWS in lua/_common.lua):
+ * the call delivers them before it resolves.
+ */
+const FLOWS_QUEUED = "flows";
+/** Whether an ending script's reply says it queued ends (FLOWS_QUEUED, its last element). */
+const flowsQueued = (reply: unknown): reply is unknown[] =>
+  Array.isArray(reply) && reply[reply.length - 1] === FLOWS_QUEUED;
+/** How often a lane's reserve drains its outbox (what a process that died left there). */
+const DRAIN_EVERY_MS = 1_000;
 const DEFAULT_PAGE_SIZE = 100;
 /** LaneStoreOptions.logLimit's default, and the most lines the scripts keep per job. */
 const DEFAULT_LOG_LIMIT = 100;
@@ -359,6 +373,61 @@ export class RedisLane
     return call;
   }
 
+  // ── flows (flows.ts runs putFlow's steps; FLOWS in lua/_common.lua) ─────────────────
+
+  /**
+   * Store this lane's jobs of a putFlow in one call (lua/flow.lua): each of `blocked`
+   * (indexes into `jobs`) blocked with its entries, the rest as put stores them (debounce
+   * is not honoured), and `links` (4 each: a job's encoded id, a job waiting for it: its
+   * lane, encoded id and entry index) added to the jobs' flow links. Answers, per job,
+   * whether it was created.
+   */
+  async putFlowJobs(
+    jobs: readonly NewJob[],
+    blocked: ReadonlyArray<{ index: number; entries: StoredDependency[] }>,
+    links: ReadonlyArray<string | number>,
+  ): Promise<boolean[]> {
+    const entriesOf = new Map(blocked.map((b) => [b.index, b.entries]));
+    const extras = jobs.some((job) => job.expiresAt !== undefined || job.tags !== undefined)
+      ? extrasArg(jobs.map(({ debounce: _, ...job }) => job))
+      : "[]";
+    const args: Array<string | number> = [
+      this.shared.putEvents ? "e" : "",
+      JSON.stringify(links),
+      extras,
+    ];
+    jobs.forEach((job, i) => {
+      const entries = entriesOf.get(i);
+      args.push(
+        encodeId(job.id),
+        encodeJobText(job.task, job.payload, job.appData, job.traceContext),
+        priorityArg(job),
+        runAtArg(job),
+        publishedAtArg(job),
+        entries === undefined ? "" : JSON.stringify({ d: entries, n: entries.length }),
+      );
+    });
+    const reply = (await this.run("flow", args)) as [number[], string];
+    return jobs.map((_, i) => Number(reply[0][i]) === 1);
+  }
+
+  /**
+   * Tell this lane's dependencies of the jobs waiting for them (lua/link.lua): 4 per link
+   * (the dependency's encoded id, the waiting job's lane, encoded id, entry index).
+   * Answers whether ends were queued (dependencies that had ended already).
+   */
+  async linkDependents(links: Array<string | number>): Promise<boolean> {
+    return (await this.run("link", links)) === FLOWS_QUEUED;
+  }
+
+  /**
+   * Apply ends to this lane's waiting jobs (lua/deliver.lua): 4 per end (encoded id, entry
+   * index, state, result or ""). Answers whether that queued ends in turn.
+   */
+  async deliverEnds(ends: string[]): Promise<boolean> {
+    return (await this.run("deliver", ends)) === FLOWS_QUEUED;
+  }
+
   // ── recurring schedules ──────────────────────────────────────────────────────────────
   // Stored in the lane's slot (keys.schedules, keys.scheduleIndex), so a firing's
   // compare-and-set and the put of its jobs are one script (lua/fire.lua) on Cluster too.
@@ -498,6 +567,7 @@ export class RedisLane
     const waitMs = Number.isFinite(options.waitMs) ? Math.max(0, options.waitMs) : 0;
     const signal = options.signal;
     const deadline = Date.now() + waitMs;
+    this.drainNowAndThen(Date.now());
     const args = [limit, Math.ceil(leaseMs)];
     // Sent only when some job taken may be prefetched (ARGV[9], see lua/reserve.lua), or
     // before the rate limit (ARGV[10], ARGV[11]; its key is the call's KEYS[19]).
@@ -614,7 +684,41 @@ export class RedisLane
     this.shared.check(`redis lane "${this.name}"`);
     if (items.length === 0) return [];
     const closes = this.shared.closes;
-    return this.settled("ack", closes, await this.run("ack", ackArgs(items, this.logLimit)));
+    const reply = await this.run("ack", ackArgs(items, this.logLimit));
+    if (flowsQueued(reply)) await this.deliverQueued(reply);
+    return this.settled("ack", closes, reply);
+  }
+
+  /**
+   * After a script that may have ended jobs others wait for (FLOWS in lua/_common.lua):
+   * when its reply says ends were queued in the outbox (FLOWS_QUEUED, taken off the
+   * reply), deliver them before the call resolves. A failure here loses nothing: the
+   * outbox keeps them for the next drain.
+   */
+  async deliverQueued(reply: unknown): Promise<void> {
+    if (!flowsQueued(reply)) return;
+    reply.pop();
+    try {
+      await this.shared.drainOutbox(this.name);
+    } catch {
+      // left in the outbox: a later drain (a reserve's, any process's) delivers them
+    }
+  }
+
+  /** When the lane's outbox was last drained by a reserve here (drainNowAndThen). */
+  private drainedAt = 0;
+
+  /**
+   * Deliver what the lane's outbox holds, at most once every DRAIN_EVERY_MS, in the
+   * background: ends a process queued and did not deliver (it died) reach their jobs.
+   * One HSCAN of an empty hash on a lane without flows.
+   */
+  private drainNowAndThen(now: number): void {
+    if (now - this.drainedAt < DRAIN_EVERY_MS) return;
+    this.drainedAt = now;
+    this.shared.drainOutbox(this.name).catch(() => {
+      // the next one tries again
+    });
   }
 
   /**
@@ -656,7 +760,9 @@ export class RedisLane
       args.push(this.logLimit, JSON.stringify(items.map((item) => reportArg(item.report))));
     }
     const closes = this.shared.closes;
-    return this.settled("nack", closes, await this.run("nack", args));
+    const reply = await this.run("nack", args);
+    if (flowsQueued(reply)) await this.deliverQueued(reply);
+    return this.settled("nack", closes, reply);
   }
 
   async release(items: ReleaseItem[]): Promise<LockStatus[]> {
@@ -718,6 +824,7 @@ export class RedisLane
       failed: Number(r[4]),
       canceled: Number(r[5]),
       expired: Number(r[7]),
+      blocked: Number(r[8] ?? 0),
     };
   }
 
@@ -757,8 +864,6 @@ export class RedisLane
       Math.min(MAX_PAGE_SIZE, Math.floor(filter.pageSize ?? DEFAULT_PAGE_SIZE) || 1),
     );
     const summary = filter.fields === "summary";
-    // No flows here (capability flows): no job is ever blocked.
-    if (filter.state === "blocked") return { jobs: [] };
     const args = searchArgs(filter, "l", pageSize, cursor);
     if (summary) args.push("s");
     const reply = (await this.run("search", args)) as string[];
@@ -772,7 +877,6 @@ export class RedisLane
    * calls counting up to SEARCH_COUNT_STEP entries each (exact when the lane holds still).
    */
   async count(filter: JobFilter): Promise<number> {
-    if (filter.state === "blocked") return 0;
     const args = searchArgs(filter, "c", SEARCH_COUNT_STEP, undefined);
     if (onlyState(filter)) {
       const counts = await this.counts();
@@ -818,6 +922,7 @@ export class RedisLane
       return [];
     }
     const reply = (await this.run("cancel", ids.map(encodeId))) as number[];
+    await this.deliverQueued(reply);
     return reply.map((code) => CANCEL_RESULT[code] ?? "not_found");
   }
 
@@ -838,7 +943,11 @@ export class RedisLane
 
   async delete(ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
-    return Number(await this.run("delete", ids.map(encodeId)));
+    const reply = await this.run("delete", ids.map(encodeId));
+    // { removed, "flows" } when ends were queued (FLOWS in lua/_common.lua)
+    if (!Array.isArray(reply)) return Number(reply);
+    await this.deliverQueued(reply);
+    return Number(reply[0]);
   }
 
   /**
@@ -1031,6 +1140,7 @@ export class RedisLane
       tags?: unknown[] | object;
       group?: string;
       history: Array<{ at: number; event: JobEvent["event"]; detail?: string }> | object;
+      flow?: string;
     };
     // A record or text tasklane did not write shows its raw bytes as the payload.
     const parts = parseJobText(raw.text);
@@ -1069,7 +1179,44 @@ export class RedisLane
     if (raw.group !== undefined) info.group = raw.group;
     const error = raw.error === undefined ? undefined : parseError(raw.error);
     if (error !== undefined) info.error = error;
+    if (raw.flow !== undefined) flowView(info, raw.flow);
     return info;
+  }
+}
+
+/** A dependency as lua/flow.lua stores it (FLOWS in lua/_common.lua). */
+export interface StoredDependency {
+  /** lane, id (as given), onFailure, task; its end and result once it ended */
+  l: string;
+  i: string;
+  o: DependencyPolicy;
+  t?: string;
+  s?: DependencyView["state"];
+  r?: string;
+}
+
+/** A job's stored flow links (FLOWS in lua/_common.lua) as JobInfo shows them. */
+function flowView(info: JobInfo, text: string): void {
+  let links: { d?: unknown; p?: unknown };
+  try {
+    links = JSON.parse(text) as { d?: unknown; p?: unknown };
+  } catch {
+    return;
+  }
+  if (Array.isArray(links.d) && links.d.length > 0) {
+    info.dependencies = (links.d as StoredDependency[]).map((e) => {
+      const view: DependencyView = { lane: e.l, id: e.i, onFailure: e.o };
+      if (e.t !== undefined) view.task = e.t;
+      if (e.s !== undefined) view.state = e.s;
+      if (e.r !== undefined) view.result = e.r;
+      return view;
+    });
+  }
+  if (Array.isArray(links.p) && links.p.length > 0) {
+    info.dependents = (links.p as Array<{ l: string; i: string }>).map((d) => ({
+      lane: d.l,
+      jobId: decodeId(d.i),
+    }));
   }
 }
 
@@ -1136,7 +1283,7 @@ function cursorFits(filter: JobFilter, cursor: string): boolean {
   if (typeof cursor !== "string") return false;
   if (filter.tag !== undefined) return cursor.startsWith("g|");
   if (filter.errorName !== undefined && filter.state === "failed") return cursor.startsWith("h|");
-  const match = /^s\|([1-7])\|/.exec(cursor);
+  const match = /^s\|([1-79])\|/.exec(cursor);
   if (match === null) return false;
   const code = filter.state === undefined ? 1 : (STATE_CODES[filter.state] ?? 0);
   return filter.state === undefined ? Number(match[1]) >= code : Number(match[1]) === code;

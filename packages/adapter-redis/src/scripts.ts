@@ -53,6 +53,9 @@ export const SCRIPT_NAMES = [
   "move-done",
   "search",
   "failures",
+  "flow",
+  "link",
+  "deliver",
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -91,6 +94,11 @@ const FLAGS: Readonly<Record<ScriptName, readonly string[]>> = {
   "move-done": ["allow-oom"],
   search: ["allow-oom"],
   failures: ["allow-oom"],
+  // flows (FLOWS in lua/_common.lua): flow stores jobs, as put does (refused under OOM);
+  // link and deliver complete what a flow or a job's end began
+  flow: [],
+  link: ["allow-oom"],
+  deliver: ["allow-oom"],
 };
 
 /**

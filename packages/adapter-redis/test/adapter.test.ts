@@ -1236,6 +1236,7 @@ describe("management", () => {
       failed: 3,
       canceled: 0,
       expired: 0,
+      blocked: 0,
     });
     const count = async (state: "succeeded" | "failed" | "delayed") => {
       let n = 0;

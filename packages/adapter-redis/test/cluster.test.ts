@@ -270,6 +270,74 @@ describe("redis cluster", () => {
       expect(await client.exists(`${tag}gj`)).toBe(1);
     }
   });
+
+  it("runs a flow whose parent and children are on lanes of different slots and nodes", async () => {
+    const names = ["flow-parent", "flow-a", "flow-b"];
+    const slotOf = async (name: string) =>
+      Number(await client.cluster("KEYSLOT", laneKeys("cl", name).meta));
+    const slots = await Promise.all(names.map(slotOf));
+    expect(new Set(slots).size).toBe(3);
+    const masters = (await client.cluster("SLOTS")) as unknown as Array<
+      [number, number, [string, number]]
+    >;
+    const ownerOf = (slot: number) => masters.find(([lo, hi]) => slot >= lo && slot <= hi)?.[2][1];
+    expect(new Set(slots.map(ownerOf)).size).toBeGreaterThan(1);
+    const [parentLane, a, b] = await Promise.all(names.map((n) => adapter.lane(n, opts)));
+    if (!parentLane || !a || !b) throw new Error("lanes");
+    // one child stored (and ended) before the flow, two in it, on other slots
+    const earlier = job({ task: "earlier" });
+    await b.put([earlier]);
+    const [heldEarlier] = (await b.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(await b.ack([{ ...heldEarlier!.lock, result: '"before"' }])).toEqual(["ok"]);
+    const childA = job({ task: "child-a" });
+    const childB = job({ task: "child-b" });
+    const dep = (lane: { name: string }, id: string) => ({
+      lane: lane.name,
+      id,
+      onFailure: "fail" as const,
+    });
+    const parent = job({
+      task: "parent",
+      dependsOn: [dep(a, childA.id), dep(b, childB.id), dep(b, earlier.id)],
+    });
+    expect(
+      await adapter.putFlow([
+        { lane: a, job: childA },
+        { lane: b, job: childB },
+        { lane: parentLane, job: parent },
+      ]),
+    ).toEqual({ status: "created" });
+    expect(await parentLane.counts()).toMatchObject({ blocked: 1, waiting: 0 });
+    expect((await parentLane.get(parent.id))?.dependencies?.[2]).toMatchObject({
+      state: "succeeded",
+      result: '"before"',
+    });
+    for (const lane of [a, b]) {
+      const [held] = (await lane.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+      expect(await lane.ack([{ ...held!.lock, result: `"${lane.name}"` }])).toEqual(["ok"]);
+    }
+    const info = await parentLane.get(parent.id);
+    expect(info?.state).toBe("waiting");
+    expect(info?.dependencies?.map((d) => [d.task, d.state, d.result])).toEqual([
+      ["child-a", "succeeded", '"flow-a"'],
+      ["child-b", "succeeded", '"flow-b"'],
+      ["earlier", "succeeded", '"before"'],
+    ]);
+    expect((await a.get(childA.id))?.dependents).toEqual([
+      { lane: "flow-parent", jobId: parent.id },
+    ]);
+    const [ran] = (await parentLane.reserve({ limit: 1, leaseMs: 10_000, waitMs: 0 })).jobs;
+    expect(ran?.id).toBe(parent.id);
+    // "fail" across slots: a canceled child fails its parent on another node
+    const doomedChild = job();
+    const doomed = job({ dependsOn: [dep(a, doomedChild.id)] });
+    await adapter.putFlow([
+      { lane: a, job: doomedChild },
+      { lane: parentLane, job: doomed },
+    ]);
+    expect(await a.cancel([doomedChild.id])).toEqual(["canceled"]);
+    expect((await parentLane.get(doomed.id))?.error?.reason).toBe("dependency_failed");
+  });
 });
 
 describe("redis cluster: a slot without a stable, reachable owner", () => {

@@ -203,10 +203,10 @@ describe("status", () => {
     const [table, notes] = stdout.split("\n\n");
     expect(table).toBe(
       [
-        "lane          waiting  delayed  active  failed  succeeded  canceled  expired  finished/s  failed/s  wait p50  wait p99  run p50  run p99",
-        "high                0        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
-        "default             2        1       0       0          0         0        0        0.00      0.00         -         -        -        -",
-        "low (paused)        1        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
+        "lane          waiting  delayed  blocked  active  failed  succeeded  canceled  expired  finished/s  failed/s  wait p50  wait p99  run p50  run p99",
+        "high                0        0        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
+        "default             2        1        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
+        "low (paused)        1        0        0       0       0          0         0        0        0.00      0.00         -         -        -        -",
       ].join("\n"),
     );
     expect(notes).toMatch(
@@ -222,12 +222,30 @@ describe("status", () => {
       [
         "default",
         false,
-        { waiting: 2, delayed: 1, active: 0, failed: 0, succeeded: 0, canceled: 0, expired: 0 },
+        {
+          waiting: 2,
+          delayed: 1,
+          blocked: 0,
+          active: 0,
+          failed: 0,
+          succeeded: 0,
+          canceled: 0,
+          expired: 0,
+        },
       ],
       [
         "low",
         true,
-        { waiting: 1, delayed: 0, active: 0, failed: 0, succeeded: 0, canceled: 0, expired: 0 },
+        {
+          waiting: 1,
+          delayed: 0,
+          blocked: 0,
+          active: 0,
+          failed: 0,
+          succeeded: 0,
+          canceled: 0,
+          expired: 0,
+        },
       ],
     ]);
     expect(rows[0]).toMatchObject({

@@ -158,6 +158,30 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
       ]);
     });
 
+    it("a child moved to another lane still ends for its parent, which shows where it was linked", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "flows", "get", "move");
+      const lane = await h.freshLane();
+      const elsewhere = await h.freshLane();
+      const child = h.job({ task: "c" });
+      const parent = h.job({ dependsOn: [dep(lane, child)] });
+      await putFlow(h, [
+        { lane, job: child },
+        { lane, job: parent },
+      ]);
+      expect(await lane.move?.([child.id], elsewhere)).toEqual(["moved"]);
+      expect((await method(elsewhere, "get")(child.id))?.dependents).toEqual([
+        { lane: lane.name, jobId: parent.id },
+      ]);
+      const held = await takeOne(h, elsewhere, child.id);
+      expect(await elsewhere.ack([held.lock])).toEqual(["ok"]);
+      const info = await method(lane, "get")(parent.id);
+      expect(info?.state).toBe("waiting");
+      expect(info?.dependencies).toEqual([
+        { lane: lane.name, id: child.id, task: "c", onFailure: "fail", state: "succeeded" },
+      ]);
+    });
+
     it('"fail": a canceled child fails the parent too', async (ctx) => {
       const h = get();
       need(h.caps, ctx, "flows", "get", "cancel");

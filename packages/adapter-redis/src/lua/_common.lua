@@ -7,8 +7,9 @@
 --                the earliest delayed due time / lease expiry: maintenance skips its
 --                queries before them; ops, what the lane's jobs store beyond their
 --                records, bits: 1 results in KEYS[14], 2 expiries in KEYS[15], 4 tags
---                in KEYS[14] and KEYS[17], 16 groups in gj (see FAIR GROUPS), so
---                scripts read and clean those only then;
+--                in KEYS[14] and KEYS[17], 8 flows: jobs of the lane wait for others or
+--                are waited for (FLOWS), 16 groups in gj (see FAIR GROUPS), so scripts
+--                read and clean those only then;
 --                wu, until when somebody watches
 --                the lane, see WATCHING), paused ("1")
 --   KEYS[2]  j   job records: encoded id -> packed record (see JOB RECORDS below)
@@ -47,6 +48,10 @@
 --                score TIME of the start, member the fencing token (see reserve.lua, RATE
 --                LIMIT); under the lane's hash tag like every key above, so Cluster keeps
 --                one slot per lane
+--   (FLOWS, not KEYS: derived from KEYS[1]'s name, same hash tag) <tag>bl blocked jobs,
+--                score put time, member id; <tag>fl flow links: id -> JSON of the jobs it
+--                waits for and the jobs waiting for it; <tag>ob outbox: "<lane>\n<id>\n
+--                <index>" -> JSON { s = how a job of this lane ended, r = its result }
 --   (put only, when a job of the call has a debounce key) KEYS[19] db: "<task>\n<key>" ->
 --                "<until>:<id>", KEYS[20] db:until: score until, member that field (see
 --                put.lua, DEBOUNCE); same hash tag
@@ -183,7 +188,7 @@ local CALL_LEN = 24
 local REST_PREFIX = ">ddI4hI6I6i6"
 -- A fresh record's first 21 bytes: the state, then the body's prefix.
 local FRESH = ">BhI6I6i6"
--- states (and 7 expired, 8 moving: see the operator features' section)
+-- states (and 7 expired, 8 moving: see the operator features' section; 9 blocked: FLOWS)
 local WAITING, DELAYED, ACTIVE, SUCCEEDED, FAILED, CANCELED = 1, 2, 3, 4, 5, 6
 -- history events
 local EV_PUBLISHED, EV_RESERVED, EV_SUCCEEDED, EV_RETRYING = 1, 2, 3, 4
@@ -242,6 +247,7 @@ do
       if ops % 4 >= 2 then meta.x = true end
       if ops % 8 >= 4 then meta.g = true end
       if ops % 32 >= 16 then meta.qj = true end
+      if ops % 16 >= 8 then meta.f = true end
     end
     -- WATCHING: while a waiter watches this lane (tl.waitFor, Adapter.watch), every finish
     -- is published even with lifecycle events off (meta.w), until wu, which the watchers
@@ -363,7 +369,7 @@ local function decode(raw)
       err = false, hist = "", pub = c.pub, ref = ref,
     }
   end
-  if k > 64 and k <= 72 and #raw >= HEADER_LEN then
+  if k > 64 and k <= 73 and #raw >= HEADER_LEN then
     -- at least HEADER_LEN bytes: struct.unpack cannot fail
     local kind, attempt, stalls, flags, hcount, elen, fin, exp, res, token, due, blen =
       struct.unpack(HEADER, raw)
@@ -988,6 +994,10 @@ local finishedAdds, FINISHED_KEYS, finishedTouched
 --{
 finishedAdds = { [SUCCEEDED] = {}, [FAILED] = {}, [CANCELED] = {} }
 FINISHED_KEYS = { [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC }
+-- FLOWS: on a lane with flows, the meta table, which collects the ends (fe) and says
+-- whether any was queued (fq). Carried here, and KEYS and literals used below, so that
+-- flushFinished captures no more locals (each costs an EVAL script's every call).
+if meta.f then FINISHED_KEYS.flows = meta end
 finishedTouched = {}
 --}
 
@@ -1035,8 +1045,59 @@ function flushFinished()
           redis.call("ZADD", KEYS[18], unpack(members, i, math.min(i + 7997, #members)))
         end
       end
+      local flows = FINISHED_KEYS.flows
+      if flows then
+        -- FLOWS: this lane's jobs may have dependents: their ends go to the outbox below
+        flows.fe = flows.fe or {}
+        flows.fe[#flows.fe + 1] = { state, adds }
+      end
       finishedAdds[state] = {}
     end
+  end
+  local flows = FINISHED_KEYS.flows
+  if flows and flows.fe then
+    -- FLOWS (see there): each end of a job that others wait for becomes one notification
+    -- per dependent in this lane's outbox, in this script, so a crash cannot lose it. A
+    -- function made only on lanes with flows (an EVAL script would make it every call).
+    local ends = flows.fe
+    flows.fe = nil;
+    (function()
+      local prefix = string.sub(KEYS[1], 1, -2)
+      -- succeeded, failed, canceled, expired
+      local names = { [4] = "succeeded", [5] = "failed", [6] = "canceled", [7] = "expired" }
+      for e = 1, #ends do
+        local state, adds = ends[e][1], ends[e][2]
+        local ids = {}
+        for i = 2, #adds, 2 do ids[#ids + 1] = adds[i] end
+        local links = redis.call("HMGET", prefix .. "fl", unpack(ids))
+        local notes = {}
+        for i = 1, #ids do
+          local ok, f = false, nil
+          if links[i] then ok, f = pcall(cjson.decode, links[i]) end
+          if ok and type(f) == "table" and type(f.p) == "table" and #f.p > 0 then
+            local n = { s = names[state] }
+            if state == 4 and flows.r then
+              local stored = redis.call("HGET", KEYS[14], ids[i])
+              if stored and string.byte(stored, 1) == 0 then
+                local good, b = pcall(cjson.decode, string.sub(stored, 2))
+                stored = good and type(b) == "table" and type(b.r) == "string" and b.r or nil
+              end
+              if stored then n.r = stored end
+            end
+            local text = cjson.encode(n)
+            for k = 1, #f.p do
+              local d = f.p[k]
+              notes[#notes + 1] = d.l .. "\n" .. d.i .. "\n" .. d.x
+              notes[#notes + 1] = text
+            end
+          end
+        end
+        -- HSETNX: a notification not yet delivered keeps the first end (an entry counts
+        -- its dependency's first end only)
+        for k = 1, #notes, 2 do redis.call("HSETNX", prefix .. "ob", notes[k], notes[k + 1]) end
+        if #notes > 0 then flows.fq = true end
+      end
+    end)()
   end
   return next(finishedTouched) ~= nil
 end
@@ -1082,8 +1143,12 @@ local function maintain()
         for i = 1, #ids do
           local id = ids[i]
           local rec = cache[id]
-          if rec and not rec.bad and (rec.state == WAITING or rec.state == DELAYED) then
-            if rec.state == DELAYED then
+          if rec and not rec.bad and (rec.state == WAITING or rec.state == DELAYED
+              or rec.state == 9) then
+            if rec.state == 9 then
+              -- blocked (FLOWS): out of the blocked zset; what it waits for runs on
+              redis.call("ZREM", string.sub(KEYS[1], 1, -2) .. "bl", id)
+            elseif rec.state == DELAYED then
               dRem[#dRem + 1] = id
             elseif rec.prio == 0 and rec.flags ~= 2 then
               -- its id stays in the list as a tombstone (TOMBSTONES)
@@ -1279,6 +1344,7 @@ function retention()
         if meta.r then redis.call("HDEL", KEYS[14], unpack(ids)) end
         if meta.x then redis.call("ZREM", KEYS[15], unpack(ids)) end
         if meta.qj then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "gj", unpack(ids)) end
+        if meta.f then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "fl", unpack(ids)) end
         if ranked > 0 then redis.call("ZREMRANGEBYRANK", key, 0, ranked - 1) end
         if #ids > ranked then redis.call("ZREM", key, unpack(ids, ranked + 1)) end
       end
@@ -1411,6 +1477,7 @@ local function dropJobRecords(ids)
   if meta.r then redis.call("HDEL", KR, unpack(ids)) end
   if meta.x then redis.call("ZREM", KE, unpack(ids)) end
   if meta.qj then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "gj", unpack(ids)) end
+  if meta.f then redis.call("HDEL", string.sub(KEYS[1], 1, -2) .. "fl", unpack(ids)) end
 end
 
 --@
@@ -1530,10 +1597,11 @@ end
 -- A job as get/list return it: JSON text (JS parses it), times as epoch ms.
 local STATE_NAMES = {
   "waiting", "delayed", "active", "succeeded", "failed", "canceled", "expired", "waiting",
+  "blocked",
 }
 local EVENT_NAMES = {
   "published", "reserved", "succeeded", "retrying", "failed", "stalled", "canceled",
-  "released", "retried", "expired", "promoted", "prioritized", "moved",
+  "released", "retried", "expired", "promoted", "prioritized", "moved", "unblocked",
 }
 
 -- When the job entered its current state (JobSummary.changedAt; what a search's since and
@@ -1543,6 +1611,8 @@ local function changedAtOf(rec)
   local state = rec.state
   if state == WAITING or (state == DELAYED and rec.due <= NOW) then return rec.due end
   if state == ACTIVE then return rec.res end
+  -- blocked (FLOWS): since it was put
+  if state == 9 then return (timesOf(rec)) end
   if state == DELAYED then
     if rec.hcount == 0 then return (timesOf(rec)) end
     expand(rec)
@@ -1594,6 +1664,11 @@ local function infoJson(id, rec, stored, expiresAt)
     -- FAIR GROUPS: its group, if it was put with one (KEYS[1] by index, see flushWaiting)
     local group = redis.call("HGET", string.sub(KEYS[1], 1, -2) .. "gj", id)
     if group then info.group = group end
+  end
+  -- FLOWS: the jobs it waits for and the jobs waiting for it, as stored (Node shapes them)
+  if meta.f then
+    local links = redis.call("HGET", string.sub(KEYS[1], 1, -2) .. "fl", id)
+    if links then info.flow = links end
   end
   local history = {}
   if rec.hcount == 0 then
@@ -1712,4 +1787,51 @@ local function groupTally(tag, limit, act)
     if free > 0 then n = n + math.min(free, redis.call("ZCARD", tag .. "gq:" .. ring[k])) end
   end
   return act, n
+
+--@
+-- FLOWS (capability flows; docs/adapter-contract.md, "Flows"). A job put with
+-- dependencies is blocked (state 9): in no waiting structure, in the blocked zset
+-- (<tag>bl, score its put time) until its wait is over. Its part in flows lives out of the
+-- record, in the flow links hash (<tag>fl): id -> JSON { d = the jobs it waits for, in
+-- order, each { l = lane, i = id, o = onFailure, t = task, s = how it ended, r = its
+-- result }, n = entries not ended yet, p = the jobs waiting for it, each { l = lane, i =
+-- id, x = its entry's index from 0 } }. Ops bit 8 marks a lane with links: only there
+-- does a job's end (flushFinished) or deletion look them up, so a lane without flows pays
+-- nothing. An end is queued in the lane's outbox (<tag>ob) by the script that ends the
+-- job, one field per dependent's entry (HSETNX: the first end stays until delivered);
+-- Node then delivers it to the dependent's lane (lua/deliver.lua, which applies each
+-- entry once) and removes it, and any process's maintenance drains what a crash left.
+-- Every key is the lane's hash tag's: one slot per lane, as for KEYS.
+local BLOCKED, EV_UNBLOCKED = 9, 14
+
+local function flowKey(suffix)
+  return string.sub(KM, 1, -2) .. suffix
+end
+
+-- Ops bit 8, once: from now on this lane's ends and deletions look up flow links.
+local function markFlows()
+  if not meta.f then
+    meta.f = true
+    meta.ops = (meta.ops or 0) + 8
+    metaDirty = true
+  end
+end
+
+-- One notification per dependent of each id (the jobs deleted, or not found when linked),
+-- with the end `state`.
+local function queueEndsOf(ids, state)
+  if not meta.f or #ids == 0 then return end
+  local links = redis.call("HMGET", flowKey("fl"), unpack(ids))
+  local text = cjson.encode({ s = state })
+  for i = 1, #ids do
+    local ok, f = false, nil
+    if links[i] then ok, f = pcall(cjson.decode, links[i]) end
+    if ok and type(f) == "table" and type(f.p) == "table" then
+      for k = 1, #f.p do
+        local d = f.p[k]
+        redis.call("HSETNX", flowKey("ob"), d.l .. "\n" .. d.i .. "\n" .. d.x, text)
+        meta.fq = true
+      end
+    end
+  end
 end

@@ -105,4 +105,6 @@ if #done > 0 then
   -- A freed concurrency slot may let a blocked worker take a job.
   if (MAX_CONC > 0 or meta.q) and waitingCount() > 0 then wake() end
 end
+-- FLOWS: ends queued in the outbox (see _common.lua): Node delivers them now
+if meta.fq then result[#result + 1] = "flows" end
 return result

@@ -1,4 +1,4 @@
--- tasklane: cancel — waiting, delayed or active jobs go to canceled. The holder of an active
+-- tasklane: cancel — waiting, delayed, blocked (FLOWS) or active jobs go to canceled. The holder of an active
 -- one learns it from its next ack/nack/extend ("canceled") and from a "canceled" event.
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; then the job ids
@@ -11,7 +11,7 @@ for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
 load(ids)
 
 local result = {}
-local pRem, dRem, aRem, activeIds, entombed = {}, {}, {}, {}, {}
+local pRem, dRem, aRem, activeIds, entombed, blRem = {}, {}, {}, {}, {}, {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -19,8 +19,11 @@ for i = 1, #ids do
     result[i] = 0
   else
     local state = rec.state
-    if state == WAITING or state == DELAYED or state == ACTIVE then
-      if state == WAITING then
+    if state == WAITING or state == DELAYED or state == ACTIVE or state == BLOCKED then
+      if state == BLOCKED then
+        -- what it waits for runs on (docs/adapter-contract.md, "Flows")
+        blRem[#blRem + 1] = id
+      elseif state == WAITING then
         -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
         if rec.prio == 0 and rec.flags ~= 2 then
           -- its id stays in the list as a tombstone that reserve skips (TOMBSTONES)
@@ -53,6 +56,7 @@ end
 if #pRem > 0 then redis.call("ZREM", KP, unpack(pRem)) end
 if #dRem > 0 then redis.call("ZREM", KD, unpack(dRem)) end
 if #aRem > 0 then redis.call("ZREM", KA, unpack(aRem)) end
+if #blRem > 0 then redis.call("ZREM", flowKey("bl"), unpack(blRem)) end
 entomb(entombed)
 flushAll()
 if meta.wl <= 0 then
@@ -69,4 +73,6 @@ if meta.wl <= 0 then
 end
 if #aRem > 0 and (MAX_CONC > 0 or meta.q) and waitingCount() > 0 then wake() end
 publishEvent("canceled", activeIds)
+-- FLOWS: ends queued in the outbox: Node delivers them now
+if meta.fq then result[#result + 1] = "flows" end
 return result

@@ -2,7 +2,8 @@
 -- expired leases, so due delayed jobs count as waiting).
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6
--- Returns: { waiting, delayed, active, succeeded, failed, canceled, paused (0/1), expired }
+-- Returns: { waiting, delayed, active, succeeded, failed, canceled, paused (0/1), expired,
+--   blocked (FLOWS) }
 
 maintain()
 flushAll()
@@ -17,4 +18,5 @@ return {
   redis.call("ZCARD", KC),
   paused,
   redis.call("ZCARD", KZ),
+  meta.f and redis.call("ZCARD", flowKey("bl")) or 0,
 }

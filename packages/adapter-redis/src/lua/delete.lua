@@ -10,12 +10,13 @@ for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
 load(ids)
 
 local removed = {}
-local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {}, [KZ] = {} }
+local rem = { [KP] = {}, [KD] = {}, [KS] = {}, [KF] = {}, [KC] = {}, [KA] = {}, [KZ] = {},
+  [flowKey("bl")] = {} }
 local ZSET_OF = {
-  [DELAYED] = KD, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
+  [DELAYED] = KD, [BLOCKED] = flowKey("bl"), [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
 }
 local seen = {}
-local entombed, unfailed = {}, {}
+local entombed, unfailed, pending = {}, {}, {}
 for i = 1, #ids do
   local id = ids[i]
   local rec = cache[id]
@@ -31,6 +32,8 @@ for i = 1, #ids do
       lifecycleEvent("deleted", id)
     elseif rec.state ~= ACTIVE and rec.state ~= 8 then
       local state = rec.state
+      -- FLOWS: a pending job's deletion is an end for the jobs waiting for it
+      if state == WAITING or state == DELAYED or state == BLOCKED then pending[#pending + 1] = id end
       if state == WAITING then
         -- flags 2: a late arrival, waiting in the priority zset (LATE ARRIVALS)
         if rec.prio == 0 and rec.flags ~= 2 then
@@ -60,7 +63,10 @@ for key, members in pairs(rem) do
   if #members > 0 then redis.call("ZREM", key, unpack(members)) end
 end
 if #unfailed > 0 then redis.call("ZREM", KEYS[18], unpack(unfailed)) end
+queueEndsOf(pending, "deleted")
 if #removed > 0 then dropJobRecords(removed) end
 entomb(entombed)
 flushAll()
+-- FLOWS: ends queued in the outbox: Node delivers them now
+if meta.fq then return { #removed, "flows" } end
 return #removed

@@ -95,6 +95,11 @@ for i = 1, #ids do
       expiries[#expiries + 1] = id
       lowerDelayedBound(e)
     end
+    if type(job.fl) == "string" then
+      -- its flow links (FLOWS): its end here reaches the jobs waiting for it
+      redis.call("HSET", flowKey("fl"), id, job.fl)
+      markFlows()
+    end
     lifecycleEvent("moved", id)
     out[i] = 1
   end

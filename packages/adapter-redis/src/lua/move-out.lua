@@ -8,7 +8,8 @@
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] target lane; ARGV[8] move token; then 2 per job: id, "1" when
 --       the target already holds a job with this id ("" otherwise)
--- Returns: 2 per job: status (1 marked, 0 not found, 2 finished, 3 duplicate) and, when
+-- Returns: 2 per job: status (1 marked, 0 not found, 2 finished, 3 duplicate, 4 blocked:
+--          its dependencies point at it here, see FLOWS) and, when
 --          marked, JSON of what the target needs (see move-in.lua): the job as it will be
 --          there, its target and token.
 
@@ -49,6 +50,9 @@ for i = 1, #ids do
     out[#out + 1] = m.j
   elseif state == SUCCEEDED or state == CANCELED or state == EXPIRED or state == MOVING then
     out[#out + 1] = 2
+    out[#out + 1] = ""
+  elseif state == BLOCKED then
+    out[#out + 1] = 4
     out[#out + 1] = ""
   elseif inTarget[i] then
     out[#out + 1] = 3
@@ -102,6 +106,11 @@ for i = 1, #ids do
       end
     end
     job.h = hist
+    -- its flow links go along (FLOWS): the jobs waiting for it learn of its end there
+    if meta.f then
+      local links = redis.call("HGET", flowKey("fl"), id)
+      if links then job.fl = links end
+    end
     if stored[i] then
       -- its result and reports go along (without the move's own note)
       job.r = stored[i]

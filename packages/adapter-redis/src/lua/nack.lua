@@ -99,4 +99,6 @@ if #done > 0 then
   retention()
   if (MAX_CONC > 0 or meta.q) and waitingCount() > 0 then wake() end
 end
+-- FLOWS: ends queued in the outbox (see _common.lua): Node delivers them now
+if meta.fq then result[#result + 1] = "flows" end
 return result

@@ -13,7 +13,7 @@
 -- one, so a job that stays where it is is listed once, one that leaves before the
 -- listing reaches it is not, and one added behind the cursor may be.
 -- KEYS: the eighteen lane keys (see _common.lua)
--- ARGV: common 1..6; ARGV[7] "l" list / "c" count; ARGV[8] state (1..7, "" every state);
+-- ARGV: common 1..6; ARGV[7] "l" list / "c" count; ARGV[8] state (1..7, 9 blocked, "" every);
 --       ARGV[9] task ("" any); ARGV[10] tag ("" any); ARGV[11] error name ("" any);
 --       ARGV[12] since, ARGV[13] until (epoch ms, "" none); ARGV[14] page size (most jobs
 --       listed per call; count: most entries examined); ARGV[15] cursor ("" = start);
@@ -233,6 +233,7 @@ end
 
 local ZSETS = {
   [DELAYED] = KD, [ACTIVE] = KA, [SUCCEEDED] = KS, [FAILED] = KF, [CANCELED] = KC, [EXPIRED] = KZ,
+  [BLOCKED] = flowKey("bl"),
 }
 local function pid(member) return string.sub(member, 26) end
 
@@ -253,7 +254,8 @@ else
     state = tonumber(string.sub(cursor, 3, bar - 1))
     where = string.sub(cursor, bar + 1)
   end
-  while state and state <= EXPIRED do
+  -- the states in order, then blocked (9, FLOWS; 8, moving, is never listed)
+  while state and (state <= EXPIRED or state == BLOCKED) do
     local nextWhere = nil
     if state == WAITING then
       if where == "" then where = "p|" end
@@ -279,9 +281,10 @@ else
     end
     if wantState then break end
     state = state + 1
+    if state == MOVING then state = BLOCKED end
     where = ""
     if not counting and matched >= size then
-      if state <= EXPIRED then out[1] = "s|" .. state .. "|" end
+      if state <= BLOCKED then out[1] = "s|" .. state .. "|" end
       break
     end
   end

@@ -1,10 +1,11 @@
 -- tasklane: set-priority — change waiting and delayed jobs' priority (capability
 -- changePriority). A waiting job moves to its place under the new priority, keeping its
--- due time and put order; a delayed one takes it when it falls due. Its record is
+-- due time and put order; a delayed or blocked (FLOWS) one takes it when it falls due. Its record is
 -- rewritten (extended layout, see JOB RECORDS): the priority is in the body's prefix.
 -- KEYS: the eighteen lane keys (see _common.lua)
 -- ARGV: common 1..6; ARGV[7] the priority (an integer of 16 bits); then the job ids
--- Returns: one integer per id: 1 ok, 2 wrong state (not waiting or delayed), 0 not found.
+-- Returns: one integer per id: 1 ok, 2 wrong state (not waiting, delayed or blocked), 0 not
+-- found.
 
 local prio = tonumber(ARGV[7])
 if prio == nil or prio ~= math.floor(prio) or prio < -32768 or prio > 32767 then
@@ -24,7 +25,7 @@ for i = 1, #ids do
   local rec = cache[id]
   if not rec or rec.bad then
     result[i] = 0
-  elseif rec.state == WAITING or rec.state == DELAYED then
+  elseif rec.state == WAITING or rec.state == DELAYED or rec.state == BLOCKED then
     if rec.prio ~= prio then
       expand(rec)
       if rec.state == WAITING then
