@@ -211,8 +211,9 @@ export const redisCapabilities: Readonly<Capabilities> = Object.freeze({
   // Fair groups: round-robin and per-group concurrency in reserve (FAIR GROUPS in
   // lua/_common.lua).
   groups: true,
-  // Each group's own rate limit: not in the scripts yet.
-  groupRateLimit: false,
+  // Each group's own rate limit: a log of starts per group (GROUP WINDOWS in
+  // lua/_common.lua), decided in reserve.
+  groupRateLimit: true,
   // putFlow in crash-safe steps, one script per lane's slot (flows.ts, FLOWS in
   // lua/_common.lua).
   flows: true,

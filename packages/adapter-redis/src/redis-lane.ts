@@ -158,10 +158,10 @@ export class RedisLane
       this.name,
       String(options.maxStalls),
       String(options.historyLimit),
-      // a lane opened with groups: "g" and the groups' concurrency follow (FAIR GROUPS in
-      // lua/_common.lua)
-      String(options.maxConcurrency ?? 0) +
-        (options.groups === undefined ? "" : `g${options.groups.concurrency ?? 0}`),
+      // a lane opened with groups: "g" and the groups' concurrency follow, then
+      // "r<max>/<durationMs>" with each group's own rate limit (FAIR GROUPS and GROUP
+      // WINDOWS in lua/_common.lua)
+      String(options.maxConcurrency ?? 0) + groupsArg(options.groups),
       retentionSpec(options.retention),
       // "\nlifecycle" after the channel turns lifecycle events on (see lua/_common.lua)
       this.shared.lifecycleEvents ? `${this.shared.channel}\nlifecycle` : this.shared.channel,
@@ -1522,4 +1522,12 @@ function checkScheduleWrite(record: ScheduleWrite): void {
   if (record.nextAt !== null && !Number.isFinite(record.nextAt)) {
     throw new ConfigError("schedule.nextAt", record.nextAt, "must be epoch ms or null");
   }
+}
+
+/** ARGV[4]'s groups part: "" for a lane without groups (see FAIR GROUPS in lua/_common.lua). */
+function groupsArg(groups: LaneStoreOptions["groups"]): string {
+  if (groups === undefined) return "";
+  const rate = groups.rateLimit;
+  const window = rate === undefined ? "" : `r${rate.max}/${rate.durationMs}`;
+  return `g${groups.concurrency ?? 0}${window}`;
 }

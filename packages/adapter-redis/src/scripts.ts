@@ -216,13 +216,16 @@ function buildLibrary(
     "local KEYS, ARGV\n",
     strip(prelude.head.text),
     ...prelude.sections.map((section) => strip(section.text)),
+    // The set-ups are fields of one table, not locals: Lua allows a function (the
+    // library's main chunk) 200 locals, and the prelude's helpers take most of them.
+    "local SET_UP = {}\n",
   ];
   const registrations: string[] = [];
   for (const [file, body] of bodies) {
-    const setUp = `setUp_${ident(file)}`;
+    const setUp = `SET_UP.${ident(file)}`;
     const perCall = [prelude.head, ...needed(body, prelude)].map((s) => s.perCall).join("");
     parts.push(
-      `local function ${setUp}(keys, args)\nKEYS, ARGV = keys, args\n${perCall}end -- ${setUp}\n`,
+      `${setUp} = function(keys, args)\nKEYS, ARGV = keys, args\n${perCall}end -- ${setUp}\n`,
     );
     const flags = FLAGS[file].map((flag) => `"${flag}"`).join(", ");
     registrations.push(

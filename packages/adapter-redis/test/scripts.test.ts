@@ -92,14 +92,14 @@ describe("the function library", () => {
     expect(sections[0]?.perCall).toBe("C = {}\n");
     // the library's load runs without string, math or redis.call (FUNCTION LOAD's sandbox)
     const load = LIBRARY.source.replace(
-      /^local function (setUp_\w+)\(keys, args\)\n[\s\S]*?^end -- \1\n/gm,
+      /^(SET_UP\.\w+) = function\(keys, args\)\n[\s\S]*?^end -- \1\n/gm,
       "",
     );
     expect(load).not.toMatch(/redis\.call\("TIME"\)/);
     expect(load).not.toMatch(/^meta = \{\}/m);
     expect(load).not.toMatch(/replicate_commands/);
     expect(LIBRARY.source).toMatch(
-      /^local function setUp_reserve\(keys, args\)\n[\s\S]*redis\.call\("TIME"\)/m,
+      /^SET_UP\.reserve = function\(keys, args\)\n[\s\S]*redis\.call\("TIME"\)/m,
     );
     // the EVAL form keeps its set-up inline, and its opt-in to effects replication
     expect(SCRIPTS.reserve.source).toMatch(/replicate_commands/);

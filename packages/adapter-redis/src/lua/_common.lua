@@ -268,12 +268,15 @@ do
   meta.paused = m[2] == "1"
 end
 metaDirty = false
--- FAIR GROUPS: a lane opened with groups (ARGV[4] "<maxConcurrency>g<limit>") has
--- meta.q, its groups' concurrency (0: none); a lane without keeps the table at its size.
+-- FAIR GROUPS: a lane opened with groups (ARGV[4] "<maxConcurrency>g<limit>", then
+-- "r<max>/<durationMs>" with each group's own rate limit) has meta.q, its groups'
+-- concurrency (0: none), and meta.qr / meta.qrMs, that limit (GROUP WINDOWS); a lane
+-- without keeps the table at its size.
 if MAX_CONC == -1 then
-  local c, q = string.match(ARGV[4], "^(%d+)g(%d+)$")
+  local c, q, rmax, rms = string.match(ARGV[4], "^(%d+)g(%d+)r?(%d*)/?(%d*)$")
   MAX_CONC = tonumber(c) or 0
   meta.q = tonumber(q) or 0
+  if rmax ~= nil and rmax ~= "" then meta.qr, meta.qrMs = tonumber(rmax), tonumber(rms) end
 end
 --}
 
@@ -1760,13 +1763,27 @@ end
 -- leaves a tombstone in KEYS[3] (see TOMBSTONES), which reserve trims off the list's head.
 -- Active jobs per group are counted from KEYS[6] and gj by the reserve that needs them
 -- (atomic, across every process), only when the groups have a concurrency.
+--
+-- GROUP WINDOWS (capability groupRateLimit): with meta.qr, at most meta.qr jobs of one
+-- group handed out in any window of meta.qrMs ms. Each group that started a job has
+--   <tag>gw:<group> zset of its starts: score the TIME of the reserve that handed the job
+--                   out, member its fencing token (unique in the lane)
+-- Reserve counts a group's starts inside (NOW - qrMs, NOW] when the ring reaches it,
+-- passes over a group with none left, and logs its own starts (pruning the older ones);
+-- the key's TTL is the window, so a group that starts nothing more leaves no key behind.
+-- As for the lane's limit, every window that ends at a start holds at most qr starts.
+
+-- Starts group window `key` allows at `now` (read-only: pruning is reserve's).
+local function groupWindowRoom(key, now, max, ms)
+  return max - redis.call("ZCOUNT", key, "(" .. (now - ms), "+inf")
+end
 
 -- Active jobs per group ("" for the jobs without one), from the leases, unless given as
 -- `act`; with `limit`, also how many jobs the groups could hand out now: each group's
 -- entries up to its free slots (stale entries counted until a reserve drops them), nil
 -- when the ring is empty. It captures no local (KEYS[6] by index): every reserve's EVAL
 -- form makes it, and a closure costs per local it captures (see SECTIONS).
-local function groupTally(tag, limit, act)
+local function groupTally(tag, limit, act, roomOf)
   if not act then
     act = {}
     local ids = redis.call("ZRANGE", KEYS[6], 0, -1)
@@ -1784,6 +1801,7 @@ local function groupTally(tag, limit, act)
   local n = 0
   for k = 1, #ring do
     local free = limit - (act[ring[k]] or 0)
+    if roomOf and free > 0 then free = math.min(free, roomOf(ring[k])) end
     if free > 0 then n = n + math.min(free, redis.call("ZCARD", tag .. "gq:" .. ring[k])) end
   end
   return act, n

@@ -12,9 +12,13 @@ if meta.paused then return 0 end
 local n = waitingCount() + redis.call("ZCOUNT", KD, "-inf", NOW)
 if MAX_CONC > 0 then n = math.max(0, math.min(n, MAX_CONC - redis.call("ZCARD", KA))) end
 -- FAIR GROUPS: a group at its limit hands out nothing (see _common.lua)
-if meta.q and meta.q > 0 then
+if meta.q and (meta.q > 0 or meta.qr) then
   local tag = string.sub(KM, 1, -2)
-  local g = select(2, groupTally(tag, meta.q))
+  -- GROUP WINDOWS: each group's starts left in its window
+  local roomOf = meta.qr
+    and function(g) return groupWindowRoom(tag .. "gw:" .. g, NOW, meta.qr, meta.qrMs) end
+  local limit = meta.q > 0 and meta.q or math.huge
+  local g = select(2, groupTally(tag, limit, meta.q == 0 and {} or nil, roomOf))
   if g then n = math.min(n, g) end
 end
 -- A full window lets nothing start, so a selector must not count it as ready (reserve

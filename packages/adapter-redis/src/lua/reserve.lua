@@ -40,6 +40,9 @@ local active = 0
 local pn = 0
 -- FAIR GROUPS: what the groups could still hand out (nil: not counted, see below)
 local groupsReady = nil
+-- GROUP WINDOWS (see _common.lua), on a lane whose groups have a rate limit: the lane's
+-- tag, each group's starts left this call, and the tokens this call started per group.
+local win = nil
 
 -- RATE LIMIT. At most ARGV[10] jobs handed out in any window of ARGV[11] ms: KEYS[19] is a
 -- zset of the starts of the last window (score: the TIME of the call that handed the job
@@ -216,13 +219,27 @@ if not meta.paused then
       if ringLen == 0 then return room end
       local limit = meta.q > 0 and meta.q or math.huge
       local act = meta.q > 0 and groupTally(tag) or {}
-      -- a group at its limit is passed over (looked: how many in a row); an empty one
-      -- leaves the ring; a stale entry is dropped and its group stays first
+      local roomOf = nil
+      if meta.qr then
+        win = { tag = tag, room = {}, started = {} }
+        roomOf = function(g)
+          local r = win.room[g]
+          if r == nil then
+            r = groupWindowRoom(tag .. "gw:" .. g, NOW, meta.qr, meta.qrMs)
+            win.room[g] = r
+          end
+          return r
+        end
+        win.roomOf = roomOf
+      end
+      -- a group at its limit (or, with GROUP WINDOWS, with no start left in its window)
+      -- is passed over (looked: how many in a row); an empty one leaves the ring; a stale
+      -- entry is dropped and its group stays first
       local looked, stale, listed, pRem = 0, 0, {}, {}
       while room > 0 and looked < ringLen and stale < BUDGET do
         local g = redis.call("LINDEX", KQR, 0)
         if not g then break end
-        if (act[g] or 0) >= limit then
+        if (act[g] or 0) >= limit or (roomOf and roomOf(g) <= 0) then
           redis.call("LMOVE", KQR, KQR, "LEFT", "RIGHT")
           looked = looked + 1
         else
@@ -246,6 +263,16 @@ if not meta.paused then
               take(id, rec)
               room = room - 1
               act[g] = (act[g] or 0) + 1
+              if win then
+                -- take() gave the job the lane's newest token
+                win.room[g] = win.room[g] - 1
+                local started = win.started[g]
+                if not started then
+                  started = {}
+                  win.started[g] = started
+                end
+                started[#started + 1] = meta.tok
+              end
               looked = 0
               if redis.call("ZCARD", key) == 0 then
                 redis.call("LPOP", KQR)
@@ -304,7 +331,9 @@ if not meta.paused then
         if next(popped) then unentomb(popped, tombs) end
         if passed < #ids then break end
       end
-      if meta.q > 0 then groupsReady = select(2, groupTally(tag, limit, act)) end
+      if meta.q > 0 or roomOf then
+        groupsReady = select(2, groupTally(tag, limit, act, roomOf))
+      end
       return 0
     end)()
   end
@@ -471,6 +500,22 @@ if #leases > 0 then
     end
     redis.call("ZADD", KRL, unpack(starts))
   end
+  if win then
+    -- GROUP WINDOWS: each group's starts of this call, its log pruned to the window and
+    -- kept no longer than the window
+    local at = nowText()
+    for g, tokens in pairs(win.started) do
+      local key = win.tag .. "gw:" .. g
+      local adds = {}
+      for k = 1, #tokens do
+        adds[2 * k - 1] = at
+        adds[2 * k] = string.format("%d", tokens[k])
+      end
+      redis.call("ZREMRANGEBYSCORE", key, "-inf", NOW - meta.qrMs)
+      redis.call("ZADD", key, unpack(adds))
+      redis.call("PEXPIRE", key, meta.qrMs)
+    end
+  end
 end
 flushMeta()
 flushStats()
@@ -499,6 +544,21 @@ if ready == 0 and not meta.paused then
     -- Jobs wait for the window: the next may start once the start that must leave it has.
     local leaving = redis.call("ZRANGE", KRL, logged - rateMax, logged - rateMax, "WITHSCORES")
     if leaving[2] then nextAt = math.min(nextAt, tonumber(leaving[2]) + rateMs) end
+  end
+  if win and groupsReady == 0 then
+    -- GROUP WINDOWS: jobs of groups that wait for their window only may start when its
+    -- oldest start inside it leaves.
+    local ring = redis.call("LRANGE", win.tag .. "gr", 0, -1)
+    local act = meta.q > 0 and groupTally(win.tag) or {}
+    for k = 1, #ring do
+      local g = ring[k]
+      if (meta.q == 0 or (act[g] or 0) < meta.q) and win.roomOf(g) <= 0 then
+        local oldest = redis.call(
+          "ZRANGEBYSCORE", win.tag .. "gw:" .. g, "(" .. (NOW - meta.qrMs), "+inf",
+          "WITHSCORES", "LIMIT", 0, 1)
+        if oldest[2] then nextAt = math.min(nextAt, tonumber(oldest[2]) + meta.qrMs) end
+      end
+    end
   end
   if nextAt < 1e299 then out[2] = math.max(NOW, nextAt) end
 end
