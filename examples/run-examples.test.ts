@@ -239,7 +239,7 @@ describe("examples/adapter-from-env.ts", () => {
       "backend: memory (in this process: jobs live as long as it does)",
       expect.stringMatching(/^limits: {2}10000 jobs per call;/),
       expect.stringMatching(
-        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter, groups, startNow, suspects, rateLimit, debounce, flows$/,
+        /^can: {5}exactCounts, ordered, priorities, .*, maxConcurrency, results, .*, expiry, schedules, retryAfter, groups, startNow, suspects, rateLimit, groupRateLimit, debounce, flows$/,
       ),
       "cannot:  (nothing)",
       expect.stringMatching(/^round trip: job \S+ published, run and acknowledged in \d+ ms$/),
@@ -266,7 +266,7 @@ describe("examples/adapter-from-env.ts", () => {
       expect(await finished(check)).toEqual({ code: 0, signal: null });
       expect(check.lines[0]).toBe(`backend: sqs (${sqs.endpoint})`);
       expect(check.lines[3]).toMatch(
-        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter, groups, startNow, rateLimit, debounce, flows$/,
+        /^cannot: {2}.*\bcancel\b.*\blifecycleEvents\b.*\bexpiry, schedules, retryAfter, groups, startNow, rateLimit, groupRateLimit, debounce, flows$/,
       );
       expect(check.lines.at(-1)).toMatch(/^round trip: job \S+ published, run and acknowledged/);
     }, 60_000);

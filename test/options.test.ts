@@ -228,7 +228,9 @@ const tables: Table[] = [
           withValue(
             p.startsWith("rateLimit.")
               ? { name: "a", rateLimit: { max: 1, durationMs: 1_000 } }
-              : { name: "a" },
+              : p.startsWith("groups.rateLimit.")
+                ? { name: "a", groups: { rateLimit: { max: 1, durationMs: 1_000 } } }
+                : { name: "a" },
             p,
             v,
           ) as never,
@@ -244,6 +246,21 @@ const tables: Table[] = [
       maxConcurrency: count1,
       groups: { bad: ["fair", 5, null, []], good: [{}, { concurrency: 2 }] },
       "groups.concurrency": count1,
+      "groups.rateLimit": {
+        bad: ["5/s", 5, null, []],
+        good: [
+          { max: 1, durationMs: 1 },
+          { max: 100_000, durationMs: 86_400_000 },
+        ],
+      },
+      "groups.rateLimit.max": {
+        bad: [0, 100_001, 1.5, ...nonFinite, ...notNumbers],
+        good: [1, 100_000],
+      },
+      "groups.rateLimit.durationMs": {
+        bad: [0, 86_400_001, 1.5, ...nonFinite, ...notNumbers],
+        good: [1, 86_400_000],
+      },
       rateLimit: {
         bad: ["5/s", 5, null, []],
         good: [

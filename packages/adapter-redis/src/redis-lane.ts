@@ -388,7 +388,9 @@ export class RedisLane
     links: ReadonlyArray<string | number>,
   ): Promise<boolean[]> {
     const entriesOf = new Map(blocked.map((b) => [b.index, b.entries]));
-    const extras = jobs.some((job) => job.expiresAt !== undefined || job.tags !== undefined)
+    const extras = jobs.some(
+      (job) => job.expiresAt !== undefined || job.tags !== undefined || job.group !== undefined,
+    )
       ? extrasArg(jobs.map(({ debounce: _, ...job }) => job))
       : "[]";
     const args: Array<string | number> = [

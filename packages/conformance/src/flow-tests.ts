@@ -576,5 +576,36 @@ export function registerFlowTests(get: () => Harness, _options: ConformanceOptio
       ).rejects.toMatchObject({ code: "VALIDATION" });
       expect(await tl.lane("a").counts()).toMatchObject({ waiting: 0, blocked: 0 });
     });
+
+    it("on a lane with fair groups, a flow's jobs wait in their groups: children in turn, the parent once unblocked", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "flows", "groups");
+      const lane = await h.freshLane({ groups: {} });
+      const grouped = (id: string, group: string, extra: Partial<NewJob> = {}) =>
+        h.job({ id, freshId: false, group, ...extra });
+      // Group A waits first, so the ring is not empty when the flow arrives.
+      await lane.put([grouped("a1", "A"), grouped("a2", "A")]);
+      const child = grouped("c1", "B");
+      const parent = grouped("p", "C", { dependsOn: [dep(lane, child)] });
+      expect(
+        await putFlow(h, [
+          { lane, job: child },
+          { lane, job: parent },
+        ]),
+      ).toEqual({
+        status: "created",
+      });
+      const first = await take(h, lane);
+      expect(first.map((j) => j.id)).toEqual(["a1", "c1", "a2"]);
+      expect(await lane.counts()).toMatchObject({ blocked: 1, waiting: 0, active: 3 });
+      expect(await lane.ack([(first[1] as ReservedJob).lock])).toEqual(["ok"]);
+      // Unblocked into its own group: served by the next reserve, its group kept.
+      const next = await h.waitFor(async () => {
+        const jobs = await take(h, lane);
+        return jobs.length > 0 && jobs;
+      }, "the parent handed out");
+      expect(next.map((j) => j.id)).toEqual(["p"]);
+      expect((await method(lane, "get")("p"))?.group).toBe("C");
+    });
   });
 }

@@ -1805,6 +1805,7 @@ local function groupTally(tag, limit, act, roomOf)
     if free > 0 then n = n + math.min(free, redis.call("ZCARD", tag .. "gq:" .. ring[k])) end
   end
   return act, n
+end
 
 --@
 -- FLOWS (capability flows; docs/adapter-contract.md, "Flows"). A job put with

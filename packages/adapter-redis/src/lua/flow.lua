@@ -10,8 +10,8 @@
 -- ARGV: common 1..6; ARGV[7] flags: "e" publish a "put" event for the created ids;
 --       ARGV[8] 4 per link, JSON: the id of a job of this lane (of this call, or of an
 --       interrupted call of the same flow), the lane, id and entry index of a job waiting
---       for it; ARGV[9] extras JSON as put's ([[index from 1, { e = expiresAt, g = tags
---       }], ...]); then 6 per job: id, text, priority, runAt ("" = now), publishedAt,
+--       for it; ARGV[9] extras JSON as put's ([[index from 1, { e = expiresAt, g = tags,
+--       q = fair group }], ...]); then 6 per job: id, text, priority, runAt ("" = now), publishedAt,
 --       entries JSON ({ d = entries, n = how many }; "" for a job that waits for nothing)
 -- Returns: { one integer per job, 1 created / 0 held already; "flows" when ends were
 --          queued, else "" }
@@ -84,11 +84,15 @@ if #listAppend + #prioAdd > 0 then wake() end
 do
   local ok, list = pcall(cjson.decode, ARGV[9])
   if not ok or type(list) ~= "table" then list = {} end
-  local index, tagged, bundles = {}, {}, {}
+  local index, tagged, bundles, grouped = {}, {}, {}, {}
   for k = 1, #list do
     local entry = list[k]
     local i = type(entry) == "table" and tonumber(entry[1])
     local x = i and result[i] == 1 and entry[2]
+    if meta.q and type(x) == "table" and type(x.q) == "string" and x.q ~= "" then
+      grouped[#grouped + 1] = ids[i]
+      grouped[#grouped + 1] = x.q
+    end
     local e = type(x) == "table" and tonumber(x.e)
     if e then
       index[#index + 1] = e
@@ -110,6 +114,23 @@ do
       meta.r = true
       meta.ops = (meta.ops or 0) + 1
       metaDirty = true
+    end
+  end
+  if meta.q then
+    -- FAIR GROUPS: the created jobs' groups, as put stores them (gj, ops bit 16, and
+    -- flushWaiting told the groups of the jobs made waiting now); a blocked job's is read
+    -- from gj when it is unblocked
+    local known = {}
+    for k = 1, #created do known[created[k]] = "" end
+    for k = 1, #grouped, 2 do known[grouped[k]] = grouped[k + 1] end
+    meta.qg = known
+    if #grouped > 0 then
+      redis.call("HSET", string.sub(KM, 1, -2) .. "gj", unpack(grouped))
+      if not meta.qj then
+        meta.qj = true
+        meta.ops = (meta.ops or 0) + 16
+        metaDirty = true
+      end
     end
   end
   if #index > 0 then
