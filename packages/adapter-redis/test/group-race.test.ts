@@ -8,12 +8,12 @@
  * redis-server (and valkey-server in the valkey project), with the function library and
  * with EVAL, and on a three-node Cluster.
  */
-import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { defineTask, type Tasklane } from "@tasklane/core";
 import { expect } from "vitest";
 import { z } from "zod";
-import { createRedisAdapter, type RedisAdapterOptions } from "../src/index.ts";
+import type { RedisAdapterOptions } from "../src/index.ts";
 import { waitFor } from "./helpers.ts";
-import { raceOnServerAndCluster } from "./races.ts";
+import { raceOnServerAndCluster, withClients } from "./races.ts";
 
 const CLIENTS = 4;
 const BIG = 40;
@@ -49,17 +49,7 @@ async function race(options: RedisAdapterOptions) {
       ran.push(`${group}-${n}`);
     },
   });
-  const clients: Tasklane[] = [];
-  try {
-    for (let i = 0; i < CLIENTS; i++) {
-      clients.push(
-        createTasklane({
-          adapter: createRedisAdapter(options),
-          lanes: [LANE],
-          tasks: [task],
-        }),
-      );
-    }
+  await withClients(CLIENTS, options, LANE, task, async (clients) => {
     const publisher = clients[0] as Tasklane;
     await publisher.publishMany(
       task,
@@ -89,9 +79,7 @@ async function race(options: RedisAdapterOptions) {
     expect(lastSmall).toBeLessThan(2 * SMALL + 2 * LIMIT);
     const order = (group: string) => started.filter((s) => s.startsWith(`${group}-`));
     expect(order("small")).toEqual(Array.from({ length: SMALL }, (_, n) => `small-${n}`));
-  } finally {
-    await Promise.all(clients.map((tl) => tl.close({ graceMs: 0 })));
-  }
+  });
 }
 
 raceOnServerAndCluster(

@@ -9,12 +9,12 @@
  * three-node Cluster.
  */
 import { mostStartsInAWindow } from "@tasklane/conformance";
-import { createTasklane, defineTask, type Tasklane } from "@tasklane/core";
+import { defineTask, type Tasklane } from "@tasklane/core";
 import { expect } from "vitest";
 import { z } from "zod";
-import { createRedisAdapter, type RedisAdapterOptions } from "../src/index.ts";
+import type { RedisAdapterOptions } from "../src/index.ts";
 import { waitFor } from "./helpers.ts";
-import { raceOnServerAndCluster } from "./races.ts";
+import { raceOnServerAndCluster, withClients } from "./races.ts";
 
 const CLIENTS = 4;
 const MAX = 3;
@@ -37,17 +37,7 @@ async function race(options: RedisAdapterOptions) {
       ran.push(`${group}-${n}`);
     },
   });
-  const clients: Tasklane[] = [];
-  try {
-    for (let i = 0; i < CLIENTS; i++) {
-      clients.push(
-        createTasklane({
-          adapter: createRedisAdapter(options),
-          lanes: [LANE],
-          tasks: [task],
-        }),
-      );
-    }
+  await withClients(CLIENTS, options, LANE, task, async (clients) => {
     const publisher = clients[0] as Tasklane;
     const ids = new Map<string, string[]>();
     for (const [group, size] of Object.entries(SIZES)) {
@@ -85,9 +75,7 @@ async function race(options: RedisAdapterOptions) {
     // group's first starts come with the big group's first, not after its backlog.
     expect((big.at(-1) as number) - (big[0] as number)).toBeGreaterThanOrEqual(4 * WINDOW_MS);
     expect((small[0] as number) - (big[0] as number)).toBeLessThan(WINDOW_MS);
-  } finally {
-    await Promise.all(clients.map((tl) => tl.close({ graceMs: 0 })));
-  }
+  });
 }
 
 raceOnServerAndCluster(

@@ -2,8 +2,9 @@
  * The setups of the tests where several processes race on one backend: a fresh
  * redis-server (run with the function library and with EVAL) and a three-node Cluster.
  */
+import { type AnyTask, createTasklane, type LaneConfigInput, type Tasklane } from "@tasklane/core";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import type { RedisAdapterOptions } from "../src/index.ts";
+import { createRedisAdapter, type RedisAdapterOptions } from "../src/index.ts";
 import {
   type RedisClusterNodes,
   type RedisServer,
@@ -59,4 +60,28 @@ export function raceOnServerAndCluster(
       await run({ cluster: { nodes: cluster }, prefix: uniquePrefix() }, { cluster });
     });
   });
+}
+
+/**
+ * `count` tasklane clients on one lane, each with its own adapter (its own connections),
+ * as separate processes would be; `use` runs with them, and they are closed after.
+ */
+export async function withClients(
+  count: number,
+  options: RedisAdapterOptions,
+  lane: LaneConfigInput,
+  task: AnyTask,
+  use: (clients: Tasklane[]) => Promise<void>,
+): Promise<void> {
+  const clients: Tasklane[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      clients.push(
+        createTasklane({ adapter: createRedisAdapter(options), lanes: [lane], tasks: [task] }),
+      );
+    }
+    await use(clients);
+  } finally {
+    await Promise.all(clients.map((tl) => tl.close({ graceMs: 0 })));
+  }
 }
