@@ -1,5 +1,5 @@
 /**
- * One process of flow-crash.test.ts: acks the flow's child on the server named in argv,
+ * One process of flow-crash.test.ts: acks the flow's child on the server (or Cluster) named in argv,
  * as a user that may not HSCAN, so its ack queues the end in the outbox and its delivery
  * (which starts with an HSCAN of the outbox) fails; prints "acked" and waits for the test
  * to kill it.
@@ -9,14 +9,19 @@ import { createRedisAdapter } from "../src/index.ts";
 const args = JSON.parse(process.argv[2] as string) as {
   host: string;
   port: number;
+  /** Set: a Cluster's nodes instead of host and port. */
+  cluster?: Array<{ host: string; port: number }>;
   username: string;
   prefix: string;
   scripting: "functions" | "eval";
   lane: string;
   childId: string;
 };
+const credentials = { username: args.username, password: "secret" };
 const adapter = createRedisAdapter({
-  connection: { host: args.host, port: args.port, username: args.username, password: "secret" },
+  ...(args.cluster === undefined
+    ? { connection: { host: args.host, port: args.port, ...credentials } }
+    : { cluster: { nodes: args.cluster, options: { redisOptions: credentials } } }),
   prefix: args.prefix,
   scripting: args.scripting,
 });

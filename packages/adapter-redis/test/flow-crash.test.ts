@@ -4,7 +4,8 @@
  * flow's child and is killed before it delivers the child's end to the parent (step 2).
  * The end waits in the child lane's outbox; another process's reserve drains it, and the
  * parent runs exactly once, also when the same notification is delivered again (a crash
- * between a delivery and the outbox's cleanup).
+ * between a delivery and the outbox's cleanup). The same on a three-node Cluster, the
+ * child's lane and the parent's on slots of two different masters.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -17,7 +18,9 @@ import { laneKeys } from "../src/internal.ts";
 import {
   newJob as job,
   LANE_OPTIONS,
+  type RedisClusterNodes,
   type RedisServer,
+  startCluster,
   startRedis,
   uniquePrefix,
   waitFor,
@@ -231,4 +234,94 @@ describe("flows across a crash", () => {
       }
     }, 30_000);
   }
+});
+
+describe("flows across a crash on a Cluster", () => {
+  let nodes: RedisClusterNodes;
+  beforeAll(async () => {
+    nodes = await startCluster();
+    // The user that may not HSCAN, on every node (ACLs are per node).
+    for (const port of nodes.ports) {
+      const node = new Redis(port, "127.0.0.1");
+      await node.acl("SETUSER", "nodeliver", "on", ">secret", "~*", "&*", "+@all", "-hscan");
+      node.disconnect();
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  it("a child acked on one node by a process killed before delivery: the parent, on another node, runs once", async () => {
+    const cluster = nodes.ports.map((port) => ({ host: "127.0.0.1", port }));
+    const prefix = uniquePrefix();
+    const adapter = createRedisAdapter({ cluster: { nodes: cluster }, prefix });
+    const other = createRedisAdapter({ cluster: { nodes: cluster }, prefix });
+    const admin = new Redis.Cluster(cluster);
+    try {
+      // Lanes whose slots two different masters serve.
+      const slotOf = async (lane: string) =>
+        Number(await admin.cluster("KEYSLOT", laneKeys(prefix, lane).meta));
+      const ranges = (await admin.cluster("SLOTS")) as unknown as Array<
+        [number, number, [string, number]]
+      >;
+      const ownerOf = (slot: number) => ranges.find(([lo, hi]) => slot >= lo && slot <= hi)?.[2][1];
+      let kidsName = "kids-0";
+      for (let i = 1; ownerOf(await slotOf(kidsName)) === ownerOf(await slotOf("parents")); i++) {
+        kidsName = `kids-${i}`;
+      }
+      const kids = await adapter.lane(kidsName, LANE_OPTIONS);
+      const parents = await adapter.lane("parents", LANE_OPTIONS);
+      const child = job({ task: "child" });
+      const parent = job({
+        task: "parent",
+        dependsOn: [{ lane: kidsName, id: child.id, onFailure: "fail" }],
+      });
+      expect(
+        await adapter.putFlow([
+          { lane: kids, job: child },
+          { lane: parents, job: parent },
+        ]),
+      ).toEqual({ status: "created" });
+
+      const acked = await ackThenDie({
+        host: "127.0.0.1",
+        port: 0,
+        cluster,
+        username: "nodeliver",
+        prefix,
+        scripting: "functions",
+        lane: kidsName,
+        childId: child.id,
+      });
+      expect(acked).toBe('["ok"]');
+      const outbox = laneKeys(prefix, kidsName).outbox;
+      expect(await admin.hlen(outbox)).toBe(1);
+      expect((await parents.get(parent.id))?.state).toBe("blocked");
+
+      // Another process's reserve on the child's lane delivers the end across the slots.
+      const otherKids = await other.lane(kidsName, LANE_OPTIONS);
+      const otherParents = await other.lane("parents", LANE_OPTIONS);
+      expect((await otherKids.reserve({ limit: 1, leaseMs: 1_000, waitMs: 0 })).jobs).toEqual([]);
+      await waitFor(
+        async () => (await otherParents.get(parent.id))?.state === "waiting",
+        "the parent unblocked by the other process",
+      );
+      expect(await admin.hlen(outbox)).toBe(0);
+      const first = await otherParents.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 });
+      expect(first.jobs.map((j) => j.id)).toEqual([parent.id]);
+      expect(await otherParents.ack([first.jobs[0]!.lock])).toEqual(["ok"]);
+      expect((await otherParents.get(parent.id))?.dependencies?.[0]).toMatchObject({
+        state: "succeeded",
+        result: '"from the child"',
+      });
+      expect((await otherParents.reserve({ limit: 10, leaseMs: 10_000, waitMs: 0 })).jobs).toEqual(
+        [],
+      );
+      expect(await otherParents.counts()).toMatchObject({ succeeded: 1, blocked: 0, waiting: 0 });
+    } finally {
+      admin.disconnect();
+      await other.close();
+      await adapter.close();
+    }
+  }, 60_000);
 });
