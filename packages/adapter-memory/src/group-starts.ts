@@ -18,6 +18,11 @@ export class GroupStarts {
     this.limit = limit;
   }
 
+  /** Groups that have a log now (what the memory bound above is about). */
+  get groups(): number {
+    return this.logs.size;
+  }
+
   /** Whether `limit` is the limit these logs count against. */
   sameLimit(limit: RateLimit): boolean {
     return limit.max === this.limit.max && limit.durationMs === this.limit.durationMs;
