@@ -972,6 +972,19 @@ local function dropTags(ids)
 end
 
 --@
+-- An ops bit (see the meta hash), once: from now on the lane's scripts read and clean what
+-- it stands for. `flag` is the meta field the bit is read into (r 1, x 2, g 4, f 8, qj 16).
+-- The scripts on the hot path (put, and the finishing code ack takes) set their bits
+-- inline instead: a section costs every EVAL call of a script that takes it.
+local function markOps(flag, bit)
+  if not meta[flag] then
+    meta[flag] = true
+    meta.ops = (meta.ops or 0) + bit
+    metaDirty = true
+  end
+end
+
+--@
 -- A tag's or an error name's range prefix in its index (see TAGS).
 local function indexPrefix(name)
   return #name .. ":" .. name .. "\0"
@@ -984,11 +997,7 @@ local function addTags(id, tags, into)
     into[#into + 1] = 0
     into[#into + 1] = indexPrefix(tags[k]) .. id
   end
-  if not meta.g then
-    meta.g = true
-    meta.ops = (meta.ops or 0) + 4
-    metaDirty = true
-  end
+  markOps("g", 4)
 end
 
 --@
@@ -1776,6 +1785,17 @@ end
 -- Starts group window `key` allows at `now` (read-only: pruning is reserve's).
 local function groupWindowRoom(key, now, max, ms)
   return max - redis.call("ZCOUNT", key, "(" .. (now - ms), "+inf")
+end
+
+-- Record jobs' groups (`grouped`: id, group, ...) in gj, where get, list, the moves and
+-- every script that makes them waiting read them (put writes its own inline, see markOps).
+local function storeGroups(grouped)
+  if #grouped == 0 then return end
+  local key = string.sub(KEYS[1], 1, -2) .. "gj"
+  for i = 1, #grouped, 7998 do
+    redis.call("HSET", key, unpack(grouped, i, math.min(i + 7997, #grouped)))
+  end
+  markOps("qj", 16)
 end
 
 -- Active jobs per group ("" for the jobs without one), from the leases, unless given as

@@ -110,11 +110,7 @@ do
     for i = 1, #tagged, 7998 do
       redis.call("ZADD", KEYS[17], unpack(tagged, i, math.min(i + 7997, #tagged)))
     end
-    if not meta.r then
-      meta.r = true
-      meta.ops = (meta.ops or 0) + 1
-      metaDirty = true
-    end
+    markOps("r", 1)
   end
   if meta.q then
     -- FAIR GROUPS: the created jobs' groups, as put stores them (gj, ops bit 16, and
@@ -124,22 +120,11 @@ do
     for k = 1, #created do known[created[k]] = "" end
     for k = 1, #grouped, 2 do known[grouped[k]] = grouped[k + 1] end
     meta.qg = known
-    if #grouped > 0 then
-      redis.call("HSET", string.sub(KM, 1, -2) .. "gj", unpack(grouped))
-      if not meta.qj then
-        meta.qj = true
-        meta.ops = (meta.ops or 0) + 16
-        metaDirty = true
-      end
-    end
+    storeGroups(grouped)
   end
   if #index > 0 then
     redis.call("ZADD", KE, unpack(index))
-    if not meta.x then
-      meta.x = true
-      meta.ops = (meta.ops or 0) + 2
-      metaDirty = true
-    end
+    markOps("x", 2)
   end
 end
 

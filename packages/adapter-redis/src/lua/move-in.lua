@@ -107,29 +107,16 @@ end
 
 if #sets > 0 then
   redis.call("HSET", KR, unpack(sets))
-  if not meta.r then
-    meta.r = true
-    meta.ops = (meta.ops or 0) + 1
-  end
+  markOps("r", 1)
 end
 for i = 1, #tagged, 7998 do
   redis.call("ZADD", KEYS[17], unpack(tagged, i, math.min(i + 7997, #tagged)))
 end
 if #expiries > 0 then
   redis.call("ZADD", KE, unpack(expiries))
-  if not meta.x then
-    meta.x = true
-    meta.ops = (meta.ops or 0) + 2
-  end
+  markOps("x", 2)
 end
-if #grouped > 0 then
-  redis.call("HSET", string.sub(KM, 1, -2) .. "gj", unpack(grouped))
-  if not meta.qj then
-    meta.qj = true
-    meta.ops = (meta.ops or 0) + 16
-    metaDirty = true
-  end
-end
+storeGroups(grouped)
 flushRecords()
 if wasEmpty and #listAppend + #prioAdd > 0 then wake() end
 if earliest ~= nil then

@@ -139,11 +139,7 @@ end
 entomb(entombed)
 if #sets > 0 then
   redis.call("HSET", KR, unpack(sets))
-  if not meta.r then
-    meta.r = true
-    meta.ops = (meta.ops or 0) + 1
-    metaDirty = true
-  end
+  markOps("r", 1)
 end
 flushAll()
 if #marked > 0 and CHANNEL ~= "" then
