@@ -1874,3 +1874,24 @@ local function queueEndsOf(ids, state)
     end
   end
 end
+
+--@
+-- FLOW LINKS as flow.lua and link.lua add to them: a job's stored links (its field of
+-- <tag>fl, JSON, or nil) as a table whose `p` lists the jobs waiting for it.
+local function decodeLinks(raw)
+  local ok, decoded = false, nil
+  if raw then ok, decoded = pcall(cjson.decode, raw) end
+  local f = ok and type(decoded) == "table" and decoded or {}
+  if type(f.p) ~= "table" then f.p = {} end
+  return f
+end
+
+-- A job waiting for this one (its lane, id and entry index) added to `f`, once: a repeated
+-- putFlow links nothing twice.
+local function addDependent(f, lane, waiting, index)
+  for j = 1, #f.p do
+    local d = f.p[j]
+    if d.l == lane and d.i == waiting and d.x == index then return end
+  end
+  f.p[#f.p + 1] = { l = lane, i = waiting, x = index }
+end

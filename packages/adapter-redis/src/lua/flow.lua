@@ -137,21 +137,11 @@ if #links > 0 then
     local id = links[k]
     local f = byId[id]
     if f == nil then
-      local raw = redis.call("HGET", flowKey("fl"), id)
-      local good, decoded = false, nil
-      if raw then good, decoded = pcall(cjson.decode, raw) end
-      f = good and type(decoded) == "table" and decoded or {}
-      if type(f.p) ~= "table" then f.p = {} end
+      f = decodeLinks(redis.call("HGET", flowKey("fl"), id))
       byId[id] = f
       order[#order + 1] = id
     end
-    local lane, waiting, index = links[k + 1], links[k + 2], links[k + 3]
-    local known = false
-    for j = 1, #f.p do
-      local d = f.p[j]
-      if d.l == lane and d.i == waiting and d.x == index then known = true end
-    end
-    if not known then f.p[#f.p + 1] = { l = lane, i = waiting, x = index } end
+    addDependent(f, links[k + 1], links[k + 2], links[k + 3])
   end
   local set = {}
   for k = 1, #order do

@@ -21,20 +21,12 @@ for k = 1, #ids do
   local id = ids[k]
   local f = byId[id]
   if f == nil then
-    local ok, decoded = false, nil
-    if links[k] then ok, decoded = pcall(cjson.decode, links[k]) end
-    f = ok and type(decoded) == "table" and decoded or {}
-    if type(f.p) ~= "table" then f.p = {} end
+    f = decodeLinks(links[k])
     byId[id] = f
   end
   local at = 7 + 4 * (k - 1)
   local lane, waiting, index = ARGV[at + 1], ARGV[at + 2], tonumber(ARGV[at + 3])
-  local known = false
-  for j = 1, #f.p do
-    local d = f.p[j]
-    if d.l == lane and d.i == waiting and d.x == index then known = true end
-  end
-  if not known then f.p[#f.p + 1] = { l = lane, i = waiting, x = index } end
+  addDependent(f, lane, waiting, index)
   local rec = cache[id]
   local ended = nil
   if not rec then
