@@ -139,7 +139,11 @@ interface BandState extends LaneBand {
 
 /** The step #noteDue rounds visibility times up to (bounds the list a band keeps). */
 const DUE_GRANULE_MS = 100;
-/** Reserves closer together than this mean a fast-draining worker (see prefetch). */
+/**
+ * A reserve this soon after the previous one answered means a fast-draining worker (see
+ * prefetch). Measured from the answer, not the call: a slow receive or a long poll is
+ * SQS's time, not the worker's.
+ */
 const FAST_RESERVE_GAP_MS = 100;
 /** SQS DelaySeconds ceiling: 15 minutes. */
 const MAX_DELAY_SECONDS = 900;
@@ -195,7 +199,8 @@ export class SqsLane implements LaneStore {
   #dlqIO: Promise<UrlIO> | undefined;
   #closed = false;
   #sweepAt = 0;
-  #lastReserveAt = 0;
+  /** When the last reserve answered: the gap to the next call is the worker's turnaround. */
+  #lastAnsweredAt = 0;
   readonly #background = new Set<Promise<unknown>>();
 
   constructor(init: SqsLaneInit) {
@@ -292,11 +297,9 @@ export class SqsLane implements LaneStore {
     this.#assertOpen();
     const { limit, leaseMs, waitMs, signal } = options;
     const seconds = Math.min(MAX_VISIBILITY_SECONDS, secondsFor(leaseMs));
-    const calledAt = Date.now();
     // Read ahead only for a worker that comes back quickly (its jobs finish fast): one with
     // slow jobs would leave prefetched messages holding leases in the buffer.
-    const fast = calledAt - this.#lastReserveAt < FAST_RESERVE_GAP_MS;
-    this.#lastReserveAt = calledAt;
+    const fast = Date.now() - this.#lastAnsweredAt < FAST_RESERVE_GAP_MS;
     this.#sweep();
     let jobs = this.#take(limit);
     if (jobs.length === 0 && !signal?.aborted) {
@@ -352,6 +355,7 @@ export class SqsLane implements LaneStore {
         result.nextDueAt = at;
       }
     }
+    this.#lastAnsweredAt = Date.now();
     return result;
   }
 

@@ -666,6 +666,38 @@ describe("prefetch", () => {
     }
   });
 
+  it("a slow receive does not make a fast worker look slow: the gap counts from the answer", async () => {
+    const counter = countSqsRequests(client);
+    const name = "slowReceive";
+    // Every receive takes 150 ms, more than the gap that marks a fast worker: a gap taken
+    // from the previous call would see a slow worker and read nothing ahead.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "ReceiveMessageCommand") {
+          await new Promise((r) => setTimeout(r, 150));
+        }
+        return next(args);
+      },
+      { step: "initialize", name },
+    );
+    try {
+      const { adapter, lane } = await open({ prefetch: 10 });
+      await lane.put(Array.from({ length: 11 }, (_, i) => job(`g${i}`)));
+      counter.reset();
+      for (let i = 0; i < 11; i++) {
+        const { jobs } = await lane.reserve(now(1));
+        expect(jobs).toHaveLength(1);
+      }
+      // 1 receive of 1, then 1 of 10 served from memory (no ack between: the worker's
+      // turnaround is only the loop's).
+      expect(counter.byCommand.ReceiveMessageCommand).toBe(2);
+      await adapter.close();
+    } finally {
+      client.middlewareStack.remove(name);
+      counter.dispose();
+    }
+  });
+
   it("hands out at most one suspect per reserve; the next one waits for the next reserve", async () => {
     const { adapter, lane } = await open({ prefetch: 10 });
     await lane.put([job("s1"), job("s2")]);
