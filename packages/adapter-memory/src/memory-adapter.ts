@@ -33,9 +33,10 @@ export interface MemoryAdapterOptions {
    */
   clock?: Clock;
   /**
-   * Most pending jobs (waiting + delayed + active) one lane holds; a put batch whose new
-   * jobs do not fit is refused whole with `LaneFullError`, writing nothing. Finished jobs
-   * do not count: the lane's retention policy bounds them. Unit: jobs. Default 1_000_000.
+   * Most pending jobs (waiting + delayed + active + blocked) one lane holds; a put batch,
+   * flow, move or `retryFailed` whose jobs do not fit is refused whole with
+   * `LaneFullError`, writing nothing. Finished jobs do not count: the lane's retention
+   * policy bounds them. Unit: jobs. Default 1_000_000.
    */
   maxJobs?: number;
 }

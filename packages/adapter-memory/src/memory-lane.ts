@@ -896,8 +896,12 @@ export class MemoryLaneImpl implements MemoryLane {
     this.check();
     const now = this.clock.now();
     this.maintain(now);
+    // Retried jobs are pending again, so they count against maxJobs like a put: a retry
+    // that does not fit is refused whole, retrying nothing.
     let retried = 0;
     if (ids === undefined) {
+      const n = this.lists.failed.size;
+      if (n > 0 && !this.fits(n)) throw new LaneFullError(this.name, this.shared.maxJobs);
       for (
         let rec = this.lists.failed.first();
         rec !== undefined;
@@ -907,12 +911,16 @@ export class MemoryLaneImpl implements MemoryLane {
         retried++;
       }
     } else {
+      const failed = new Set<JobRecord>();
       for (const id of ids) {
         const rec = this.byId.get(id);
-        if (rec === undefined || rec.state !== "failed") continue;
-        this.retry(rec, now);
-        retried++;
+        if (rec !== undefined && rec.state === "failed") failed.add(rec);
       }
+      if (failed.size > 0 && !this.fits(failed.size)) {
+        throw new LaneFullError(this.name, this.shared.maxJobs);
+      }
+      for (const rec of failed) this.retry(rec, now);
+      retried = failed.size;
     }
     if (retried > 0) this.afterChange();
     return retried;

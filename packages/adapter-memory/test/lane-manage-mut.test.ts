@@ -1,4 +1,10 @@
-import { ClosedError, ConfigError, flushAsync, type ManualClock } from "@tasklane/core";
+import {
+  ClosedError,
+  ConfigError,
+  flushAsync,
+  LaneFullError,
+  type ManualClock,
+} from "@tasklane/core";
 import type { JobError, JobInfo } from "@tasklane/core/adapter";
 import { describe, expect, it } from "vitest";
 import type { MemoryLane } from "../src/index.ts";
@@ -300,6 +306,43 @@ describe("retryFailed", () => {
     // A retry after this failure runs too: the expiry is gone, not just skipped once.
     await lane.nack([{ lock: again.lock, runAt: clock.now(), error: boom }]);
     expect((await lane.get("a"))?.state).toBe("waiting");
+  });
+});
+
+describe("retryFailed under maxJobs", () => {
+  /** A lane of at most 3 pending jobs holding `failedIds` failed and `waitingIds` waiting. */
+  async function fullish(failedIds: string[], waitingIds: string[]) {
+    const s = await setup({}, { maxJobs: 3 });
+    for (const id of failedIds) {
+      await s.lane.put([job(id)]);
+      const { jobs } = await s.lane.reserve(now);
+      await s.lane.nack([{ lock: jobs[0]!.lock, dead: true, error: boom }]);
+    }
+    await s.lane.put(waitingIds.map((id) => job(id)));
+    return s;
+  }
+
+  it("refuses a retry that does not fit, retrying nothing; one that fits exactly retries", async () => {
+    const { lane } = await fullish(["a", "b", "c"], ["x"]);
+    for (const call of [() => lane.retryFailed(), () => lane.retryFailed(["a", "b", "c"])]) {
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(LaneFullError);
+      expect((error as LaneFullError).message).toBe('Lane "q" holds its maximum of 3 jobs');
+      expect(await lane.counts()).toMatchObject({ waiting: 1, failed: 3 });
+      expect((await lane.get("a"))?.history.map((e) => e.event)).not.toContain("retried");
+    }
+    // Named twice and an unknown id: two failed jobs, which fit beside x.
+    expect(await lane.retryFailed(["a", "b", "a", "nope"])).toBe(2);
+    expect(await lane.counts()).toMatchObject({ waiting: 3, failed: 1 });
+  });
+
+  it("retrying every failed job fits when only they would be pending", async () => {
+    const { lane } = await fullish(["a", "b", "c"], []);
+    expect(await lane.retryFailed()).toBe(3);
+    expect(await lane.counts()).toMatchObject({ waiting: 3, failed: 0 });
   });
 });
 
