@@ -260,6 +260,48 @@ export function registerScheduleTests(get: () => Harness, _options: ConformanceO
       });
     });
 
+    it("a schedule's runs wait in the fair group its job options name", async (ctx) => {
+      const h = get();
+      need(h.caps, ctx, "schedules", "groups");
+      const task = defineTask({
+        name: "beat",
+        lane: "cron",
+        schema: z.object({ n: z.number() }),
+        run: async () => {},
+      });
+      const ns = namespaceOf(h);
+      const tl = createTasklane({
+        adapter: h.adapter,
+        closeAdapter: false,
+        clock: createManualClock(h.now()),
+        namespace: ns,
+        lanes: [{ name: "cron", leaseMs: 20 * h.unit, groups: { concurrency: 1 } }],
+        tasks: [task],
+      });
+      open.push(tl);
+      // A group's limit is a grouped lane's rule: a run in group "t" waits while t's job runs.
+      await tl.publish(task, { n: 0 }, { jobId: "busy", group: "t" });
+      const store = await h.adapter.lane(`${ns}_cron`, {
+        maxStalls: 1,
+        historyLimit: 100,
+        groups: { concurrency: 1 },
+      });
+      const held = await store.reserve({ limit: 10, leaseMs: 20 * h.unit, waitMs: 0 });
+      expect(held.jobs.map((j) => j.id)).toEqual(["busy"]);
+      await tl.schedules.upsert("g", { everyMs: 60_000 }, task, { n: 1 }, { group: "t" });
+      expect((await tl.schedules.get("g"))?.jobOptions).toEqual({ group: "t" });
+      expect((await tl.schedules.fireDue()).created).toBe(1);
+      expect((await store.counts()).waiting).toBe(1);
+      const runId = `g@${(await tl.schedules.get("g"))?.lastSlotAt}`;
+      expect((await tl.lane("cron").get(runId))?.group).toBe("t");
+      expect((await store.reserve({ limit: 10, leaseMs: 20 * h.unit, waitMs: 0 })).jobs).toEqual(
+        [],
+      );
+      await store.ack([held.jobs[0]!.lock]);
+      const next = await store.reserve({ limit: 10, leaseMs: 20 * h.unit, waitMs: 0 });
+      expect(next.jobs.map((j) => j.id)).toEqual([runId]);
+    });
+
     it("a worker fires the schedules of its lanes and runs them", async (ctx) => {
       const h = get();
       need(h.caps, ctx, "schedules");

@@ -101,7 +101,7 @@ describe("tl.schedules' refusals", () => {
       field: "jobOptions.runAt",
       value: 5,
       message: expect.stringContaining(
-        "unknown option (a schedule's runs take priority, appData, tags, expiresInMs)",
+        "unknown option (a schedule's runs take priority, appData, tags, expiresInMs, group)",
       ),
     });
     const all = { priority: 2, appData: { a: 1 }, tags: ["t"], expiresInMs: 1_000 };

@@ -31,7 +31,17 @@ export interface ScheduleJobOptions {
   tags?: string[];
   /** Each run expires this long after it is put, unstarted (capability `expiry`). */
   expiresInMs?: number;
+  /** Each run's fair group, as publish's `group` (a lane with `groups`). */
+  group?: string;
 }
+
+const SCHEDULE_JOB_OPTIONS: readonly string[] = [
+  "priority",
+  "appData",
+  "tags",
+  "expiresInMs",
+  "group",
+];
 
 /** A schedule as `get` and `list` return it. */
 export interface ScheduleInfo {
@@ -203,10 +213,19 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
   });
 
   /** The jobs of `slots`, built as publish builds them (same checks, same encoding). */
-  const jobsOf = (id: string, s: StoredSchedule, slots: number[], now: number): NewJob[] =>
+  /** The runs of schedule `id` (stored in `lane`, its task's) at `slots`. */
+  const jobsOf = (
+    id: string,
+    lane: string,
+    s: StoredSchedule,
+    slots: number[],
+    now: number,
+  ): NewJob[] =>
     slots.map((slot) =>
       encoder.prepare(
-        { name: s.task } as AnyTask,
+        // The stored task name and the lane it is stored in: what prepare reads of a task
+        // once the payload is validated (a task renamed since keeps its stored name).
+        { name: s.task, lane } as AnyTask,
         s.payload,
         { ...s.options, jobId: scheduleJobId(id, slot) },
         now,
@@ -284,7 +303,7 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
         if (plan.lastSlotAt !== undefined) next.lastSlotAt = plan.lastSlotAt;
         let jobs: NewJob[];
         try {
-          jobs = jobsOf(record.id, s, plan.slots, now);
+          jobs = jobsOf(record.id, lane, s, plan.slots, now);
         } catch (error) {
           // A run that cannot be built (an option this adapter no longer takes).
           await park(lane, store, record, error);
@@ -327,11 +346,11 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
         throw new ConfigError("jobOptions", jobOptions, "must be an object");
       }
       for (const key of Object.keys(jobOptions)) {
-        if (!["priority", "appData", "tags", "expiresInMs"].includes(key)) {
+        if (!SCHEDULE_JOB_OPTIONS.includes(key)) {
           throw new ConfigError(
             `jobOptions.${key}`,
             (jobOptions as Record<string, unknown>)[key],
-            "unknown option (a schedule's runs take priority, appData, tags, expiresInMs)",
+            `unknown option (a schedule's runs take ${SCHEDULE_JOB_OPTIONS.join(", ")})`,
           );
         }
       }
