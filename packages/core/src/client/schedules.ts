@@ -212,8 +212,10 @@ export function createSchedules(deps: SchedulesDeps): Schedules {
     nextAt,
   });
 
-  /** The jobs of `slots`, built as publish builds them (same checks, same encoding). */
-  /** The runs of schedule `id` (stored in `lane`, its task's) at `slots`. */
+  /**
+   * The runs of schedule `id` (stored in `lane`, its task's) at `slots`, built as publish
+   * builds them (same checks, same encoding).
+   */
   const jobsOf = (
     id: string,
     lane: string,
