@@ -634,6 +634,7 @@ export const ScheduleSchema = z
       appData: z.unknown().optional(),
       tags: z.array(z.string()).optional(),
       expiresInMs: z.number().optional(),
+      group: z.string().optional(),
     }),
     spec: z.object({
       cron: z.string().optional(),
