@@ -900,8 +900,9 @@ export class MemoryLaneImpl implements MemoryLane {
     // that does not fit is refused whole, retrying nothing.
     let retried = 0;
     if (ids === undefined) {
-      const n = this.lists.failed.size;
-      if (n > 0 && !this.fits(n)) throw new LaneFullError(this.name, this.shared.maxJobs);
+      if (!this.fits(this.lists.failed.size)) {
+        throw new LaneFullError(this.name, this.shared.maxJobs);
+      }
       for (
         let rec = this.lists.failed.first();
         rec !== undefined;
@@ -916,7 +917,7 @@ export class MemoryLaneImpl implements MemoryLane {
         const rec = this.byId.get(id);
         if (rec !== undefined && rec.state === "failed") failed.add(rec);
       }
-      if (failed.size > 0 && !this.fits(failed.size)) {
+      if (!this.fits(failed.size)) {
         throw new LaneFullError(this.name, this.shared.maxJobs);
       }
       for (const rec of failed) this.retry(rec, now);
