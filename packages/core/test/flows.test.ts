@@ -180,6 +180,64 @@ describe("tl.flow", () => {
     expect(writes).toEqual([]);
   });
 
+  it("refuses what is not a tree, naming the node, and a tree past the bounds", async () => {
+    const { adapter, writes } = recorded();
+    const tl = client(adapter);
+    const refused = async (flow: unknown) => {
+      const error = await tl.flow(flow as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      const { field, value, message } = error as ConfigError;
+      return { field, value, message: message.slice(message.indexOf(": ") + 2) };
+    };
+    for (const flow of [null, "root"]) {
+      expect(await refused(flow)).toEqual({
+        field: "flow",
+        value: flow,
+        message: "must be an object { task, payload, children }",
+      });
+    }
+    const child = { task: leaf, payload: { n: 1 } };
+    expect(await refused({ task: root, payload: {}, children: [child, null] })).toMatchObject({
+      field: "children[1]",
+      value: null,
+      message: "must be an object { task, payload, options?, children? }",
+    });
+    expect(
+      await refused({ task: root, payload: {}, children: [{ ...child, options: 7 }] }),
+    ).toMatchObject({ field: "children[0].options", value: 7, message: "must be an object" });
+    expect(
+      await refused({ task: root, payload: {}, children: [{ ...child, children: "x" }] }),
+    ).toMatchObject({ field: "children[0].children", value: "x", message: "must be an array" });
+    // A job waits for at most 1,000 jobs, its children and dependsOn together.
+    const many = Array.from({ length: 1_001 }, (_, i) => ({ task: leaf, payload: { n: i } }));
+    expect(await refused({ task: root, payload: {}, children: many })).toEqual({
+      field: "children",
+      value: 1_001,
+      message: "a job waits for at most 1000 jobs (children and dependsOn)",
+    });
+    expect(writes).toEqual([]);
+    const full = await tl.flow({ task: root, payload: {}, children: many.slice(0, 1_000) });
+    expect(full.children).toHaveLength(1_000);
+  });
+
+  it("a flow holds at most the adapter's maxBatch jobs, the parent counted", async () => {
+    const { adapter, writes } = recorded();
+    const putFlow = adapter.putFlow as NonNullable<Adapter["putFlow"]>;
+    const tl = client(bend(adapter, { caps: { maxBatch: 3 }, extra: { putFlow } }));
+    const children = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ task: leaf, payload: { n: i } }));
+    const error = await tl
+      .flow({ task: root, payload: {}, children: children(3) })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect([(error as ConfigError).field, (error as ConfigError).value]).toEqual(["children", 4]);
+    expect((error as ConfigError).message).toMatch(/a flow holds at most 3 jobs$/);
+    expect(writes).toEqual([]);
+    expect((await tl.flow({ task: root, payload: {}, children: children(2) })).status).toBe(
+      "created",
+    );
+  });
+
   it("a duplicate jobId answers duplicate with the tree's ids; nothing more is written", async () => {
     const tl = client();
     await tl.publish(leaf, { n: 1 }, { jobId: "taken" });
@@ -195,13 +253,24 @@ describe("tl.flow", () => {
 
   it("on an adapter without capability flows: UnsupportedError, nothing written", async () => {
     const { adapter, writes } = recorded();
-    const tl = client(bend(adapter, { name: "plain", caps: { flows: false } }));
-    await expect(
-      tl.flow({ task: root, payload: {}, children: [{ task: leaf, payload: { n: 1 } }] }),
-    ).rejects.toBeInstanceOf(UnsupportedError);
-    await expect(tl.publish(leaf, { n: 1 }, { dependsOn: ["x"] })).rejects.toBeInstanceOf(
-      UnsupportedError,
-    );
+    // Without the capability, and declaring it without the method.
+    for (const bent of [
+      bend(adapter, { name: "plain", caps: { flows: false } }),
+      bend(createMemoryAdapter(), { name: "plain", caps: { flows: true } }),
+    ]) {
+      const tl = client(bent);
+      const flow = tl
+        .flow({ task: root, payload: {}, children: [{ task: leaf, payload: { n: 1 } }] })
+        .catch((e: unknown) => e);
+      expect(await flow).toBeInstanceOf(UnsupportedError);
+      expect(((await flow) as UnsupportedError).message).toBe(
+        "The plain adapter does not support flows (capability flows)",
+      );
+      await expect(tl.publish(leaf, { n: 1 }, { dependsOn: ["x"] })).rejects.toBeInstanceOf(
+        UnsupportedError,
+      );
+      expect(await tl.lane("a").counts()).toMatchObject({ waiting: 0, blocked: 0 });
+    }
     expect(writes).toEqual([]);
   });
 });
