@@ -306,15 +306,7 @@ export class RedisLane
       }
     } else {
       args.push("5");
-      for (const job of jobs) {
-        args.push(
-          encodeId(job.id),
-          encodeJobText(job.task, job.payload, job.appData, job.traceContext),
-          priorityArg(job),
-          runAtArg(job),
-          publishedAtArg(job),
-        );
-      }
+      for (const job of jobs) pushJobFields(args, job);
     }
     if (extras !== undefined) args.push(extras);
     // The job count when every job was created (no per-job array to build and parse),
@@ -388,26 +380,17 @@ export class RedisLane
     links: ReadonlyArray<string | number>,
   ): Promise<boolean[]> {
     const entriesOf = new Map(blocked.map((b) => [b.index, b.entries]));
-    const extras = jobs.some(
-      (job) => job.expiresAt !== undefined || job.tags !== undefined || job.group !== undefined,
-    )
-      ? extrasArg(jobs.map(({ debounce: _, ...job }) => job))
-      : "[]";
-    const args: Array<string | number> = [
+    const extras =
+      jobsShape(jobs) & HAS_EXTRAS ? extrasArg(jobs.map(({ debounce: _, ...job }) => job)) : "[]";
+    const args: Array<string | number | Buffer> = [
       this.shared.putEvents ? "e" : "",
       JSON.stringify(links),
       extras,
     ];
     jobs.forEach((job, i) => {
       const entries = entriesOf.get(i);
-      args.push(
-        encodeId(job.id),
-        encodeJobText(job.task, job.payload, job.appData, job.traceContext),
-        priorityArg(job),
-        runAtArg(job),
-        publishedAtArg(job),
-        entries === undefined ? "" : JSON.stringify({ d: entries, n: entries.length }),
-      );
+      pushJobFields(args, job);
+      args.push(entries === undefined ? "" : JSON.stringify({ d: entries, n: entries.length }));
     });
     const reply = (await this.run("flow", args)) as [number[], string];
     return jobs.map((_, i) => Number(reply[0][i]) === 1);
@@ -534,15 +517,7 @@ export class RedisLane
       (this.shared.putEvents ? "e" : "") + (jobsShape(jobs) & HAS_EXTRAS ? "x" : ""),
       "5",
     ];
-    for (const job of jobs) {
-      args.push(
-        encodeId(job.id),
-        encodeJobText(job.task, job.payload, job.appData, job.traceContext),
-        priorityArg(job),
-        runAtArg(job),
-        publishedAtArg(job),
-      );
-    }
+    for (const job of jobs) pushJobFields(args, job);
     // the runs' tags and expiries, as put's (flag "x")
     if ((args[4] as string).includes("x")) args.push(extrasArg(jobs));
     const reply = (await this.runScheduleScript("fire", args)) as string | number | number[];
@@ -1439,6 +1414,21 @@ const SHARED_FIELDS = 2;
 const HAS_EXTRAS = 4;
 /** A job has a debounce key: the call takes layout "5" and the debounce keys. */
 const HAS_DEBOUNCE = 8;
+
+/**
+ * A job's five arguments in put's layout "5" (lua/put.lua): encoded id, text, priority,
+ * runAt, publishedAt. fire.lua takes them as put does; flow.lua takes them plus the job's
+ * dependency entries.
+ */
+function pushJobFields(args: Array<string | number | Buffer>, job: NewJob): void {
+  args.push(
+    encodeId(job.id),
+    encodeJobText(job.task, job.payload, job.appData, job.traceContext),
+    priorityArg(job),
+    runAtArg(job),
+    publishedAtArg(job),
+  );
+}
 
 /**
  * put's extras argument (flag "x", see lua/put.lua): [index from 1, { e: expiresAt, g:
