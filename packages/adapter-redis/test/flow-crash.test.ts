@@ -10,10 +10,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import type { LaneStore } from "@tasklane/core/adapter";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeId } from "../src/id-codec.ts";
-import { createRedisAdapter } from "../src/index.ts";
+import { createRedisAdapter, type RedisAdapter } from "../src/index.ts";
 import { laneKeys } from "../src/internal.ts";
 import {
   newJob as job,
@@ -57,6 +58,25 @@ async function ackThenDie(args: object): Promise<string> {
   child.kill("SIGKILL");
   await exited;
   return out.trim();
+}
+
+/**
+ * A child in `kids` and a parent in `parents` waiting for it (its failure fails the
+ * parent), put as one flow.
+ */
+async function putChildAndParent(adapter: RedisAdapter, kids: LaneStore, parents: LaneStore) {
+  const child = job({ task: "child" });
+  const parent = job({
+    task: "parent",
+    dependsOn: [{ lane: kids.name, id: child.id, onFailure: "fail" }],
+  });
+  expect(
+    await adapter.putFlow([
+      { lane: kids, job: child },
+      { lane: parents, job: parent },
+    ]),
+  ).toEqual({ status: "created" });
+  return { child, parent };
 }
 
 describe("flows across a crash", () => {
@@ -121,12 +141,7 @@ describe("flows across a crash", () => {
     try {
       const kids = await adapter.lane("kids", { maxStalls: 0, historyLimit: 10 });
       const parents = await adapter.lane("parents", LANE_OPTIONS);
-      const child = job({ task: "child" });
-      const parent = job({ dependsOn: [{ lane: "kids", id: child.id, onFailure: "fail" }] });
-      await adapter.putFlow([
-        { lane: kids, job: child },
-        { lane: parents, job: parent },
-      ]);
+      const { child, parent } = await putChildAndParent(adapter, kids, parents);
       // taken, and never settled: its holder is gone
       expect((await kids.reserve({ limit: 1, leaseMs: 20, waitMs: 0 })).jobs).toHaveLength(1);
       // Workers of the lane reserve on: the script that finds the lease run out fails the
@@ -151,17 +166,7 @@ describe("flows across a crash", () => {
       try {
         const kids = await adapter.lane("kids", LANE_OPTIONS);
         const parents = await adapter.lane("parents", LANE_OPTIONS);
-        const child = job({ task: "child" });
-        const parent = job({
-          task: "parent",
-          dependsOn: [{ lane: "kids", id: child.id, onFailure: "fail" }],
-        });
-        expect(
-          await adapter.putFlow([
-            { lane: kids, job: child },
-            { lane: parents, job: parent },
-          ]),
-        ).toEqual({ status: "created" });
+        const { child, parent } = await putChildAndParent(adapter, kids, parents);
 
         const acked = await ackThenDie({
           host: server.host,
@@ -271,17 +276,7 @@ describe("flows across a crash on a Cluster", () => {
       }
       const kids = await adapter.lane(kidsName, LANE_OPTIONS);
       const parents = await adapter.lane("parents", LANE_OPTIONS);
-      const child = job({ task: "child" });
-      const parent = job({
-        task: "parent",
-        dependsOn: [{ lane: kidsName, id: child.id, onFailure: "fail" }],
-      });
-      expect(
-        await adapter.putFlow([
-          { lane: kids, job: child },
-          { lane: parents, job: parent },
-        ]),
-      ).toEqual({ status: "created" });
+      const { child, parent } = await putChildAndParent(adapter, kids, parents);
 
       const acked = await ackThenDie({
         host: "127.0.0.1",
